@@ -1,0 +1,14 @@
+/** Errors target: the report status table, validation rule kinds, named rules and auction rejection reasons. */
+import type { Model } from "../model.js";
+import type { Render } from "../templates.js";
+import type { GeneratedFile } from "../write.js";
+
+const pascal = (id: string) => id.replace(/(^|-)([a-z0-9])/g, (_m, _d, c: string) => c.toUpperCase());
+
+export function emitErrors(model: Model, render: Render): GeneratedFile[] {
+  const view = {
+    errors: model.errors,
+    statusNames: model.errors.reportStatus.map((s) => ({ member: pascal(s.name), code: s.code, msg: s.msg })),
+  };
+  return [{ path: "errors/index.ts", contents: render("errors/index", view) }];
+}

@@ -1,0 +1,11 @@
+/** Index target: the package entry point other services import (`import { validateBidRequest } from "adxkit"`). */
+import type { Model } from "../model.js";
+import type { Render } from "../templates.js";
+import type { GeneratedFile } from "../write.js";
+
+const pascal = (id: string) => id.replace(/(^|-)([a-z0-9])/g, (_m, _d, c: string) => c.toUpperCase());
+
+export function emitIndex(model: Model, render: Render): GeneratedFile[] {
+  const apis = model.apis.map((api) => ({ id: api.id, typePrefix: pascal(api.id) }));
+  return [{ path: "index.ts", contents: render("index/index", { apis, schemaTitles: model.schemas.map((s) => s.title) }) }];
+}

@@ -1,0 +1,108 @@
+/**
+ * Pass 1: read spec/ from disk and check it. Every problem is collected with its file and
+ * path, then reported at once, so one run shows everything that is wrong.
+ */
+import { readdir, readFile } from "node:fs/promises";
+import { basename, join } from "node:path";
+import SwaggerParser from "@apidevtools/swagger-parser";
+import { parse as parseYaml } from "yaml";
+
+export interface LoadedFile<T> {
+  /** File name relative to its folder, e.g. `imp.yaml`. */
+  file: string;
+  /** Path relative to spec/, e.g. `schemas/imp.yaml`. */
+  specPath: string;
+  text: string;
+  data: T;
+}
+
+export interface LoadedSpec {
+  schemas: LoadedFile<Record<string, any>>[];
+  codelists: LoadedFile<Record<string, any>>[];
+  openapi: (LoadedFile<Record<string, any>> & { bundled: Record<string, any> })[];
+  errors: LoadedFile<Record<string, any>>;
+}
+
+/** All problems of a spec, thrown once. */
+export class SpecError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`spec/ has ${problems.length} problem(s):\n  - ${problems.join("\n  - ")}`);
+    this.name = "SpecError";
+  }
+}
+
+async function yamlFiles(dir: string): Promise<string[]> {
+  const names = await readdir(dir);
+  return names.filter((name) => name.endsWith(".yaml")).sort();
+}
+
+async function readYaml(specDir: string, sub: string, file: string, problems: string[]): Promise<LoadedFile<any> | undefined> {
+  const full = join(specDir, sub, file);
+  const text = await readFile(full, "utf8");
+  try {
+    return { file, specPath: sub ? `${sub}/${file}` : file, text, data: parseYaml(text) };
+  } catch (error) {
+    problems.push(`${sub}/${file}: not valid YAML: ${(error as Error).message.split("\n")[0]}`);
+    return undefined;
+  }
+}
+
+/** Reads and checks the whole spec folder. */
+export async function loadSpec(specDir: string): Promise<LoadedSpec> {
+  const problems: string[] = [];
+  const load = async (sub: string) => {
+    const files = await yamlFiles(join(specDir, sub));
+    const loaded = await Promise.all(files.map((file) => readYaml(specDir, sub, file, problems)));
+    return loaded.filter((x): x is LoadedFile<any> => x !== undefined);
+  };
+  const [schemas, codelists, openapiFiles] = await Promise.all([load("schemas"), load("codelists"), load("openapi")]);
+  const errors = await readYaml(specDir, "", "errors.yaml", problems);
+
+  for (const schema of schemas) {
+    const expectedId = `https://adxkit.dev/schemas/${schema.file}`;
+    if (schema.data?.$id !== expectedId) problems.push(`${schema.specPath}: $id must be ${expectedId}`);
+    if (typeof schema.data?.title !== "string" || !/^[A-Z][A-Za-z0-9]*$/.test(schema.data.title)) {
+      problems.push(`${schema.specPath}: title must be a PascalCase type name`);
+    }
+  }
+  for (const list of codelists) checkCodelist(list, problems);
+
+  // swagger-parser validates against the OpenAPI 3.1 schema and resolves the relative $refs into spec/schemas.
+  const openapi = [];
+  for (const doc of openapiFiles) {
+    const full = join(specDir, doc.specPath);
+    try {
+      await SwaggerParser.validate(full);
+      const bundled = (await SwaggerParser.bundle(full)) as Record<string, any>;
+      openapi.push({ ...doc, bundled });
+    } catch (error) {
+      problems.push(`${doc.specPath}: ${(error as Error).message.split("\n").slice(0, 3).join(" ")}`);
+    }
+  }
+  if (problems.length) throw new SpecError(problems);
+  return { schemas, codelists, openapi, errors: errors! };
+}
+
+function checkCodelist(list: LoadedFile<any>, problems: string[]): void {
+  const where = list.specPath;
+  const data = list.data ?? {};
+  if (!/^[A-Z][A-Za-z0-9]*$/.test(data.name ?? "")) problems.push(`${where}: name must be PascalCase`);
+  if (data.type !== "integer" && data.type !== "string") problems.push(`${where}: type must be integer or string`);
+  if (!Array.isArray(data.values) || data.values.length === 0) {
+    problems.push(`${where}: values must be a non-empty list`);
+    return;
+  }
+  const codes = new Set<unknown>();
+  const keys = new Set<string>();
+  data.values.forEach((value: any, index: number) => {
+    const at = `${where}: values[${index}]`;
+    if (data.type === "integer" ? !Number.isInteger(value?.code) : typeof value?.code !== "string") problems.push(`${at}: code must be ${data.type}`);
+    if (typeof value?.label !== "string") problems.push(`${at}: label must be a string`);
+    if (!/^[A-Z][A-Za-z0-9_]*$/.test(value?.key ?? "")) problems.push(`${at}: key ${JSON.stringify(value?.key)} must start with a capital letter`);
+    if (codes.has(value?.code)) problems.push(`${at}: duplicate code ${value.code}`);
+    if (keys.has(value?.key)) problems.push(`${at}: duplicate key ${value.key}`);
+    codes.add(value?.code);
+    keys.add(value?.key);
+  });
+  if (basename(list.file, ".yaml") !== list.file.replace(/\.yaml$/, "")) problems.push(`${where}: bad file name`);
+}

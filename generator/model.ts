@@ -1,0 +1,465 @@
+/**
+ * Pass 2: normalise the loaded spec into one plain-JSON model. Every emitter reads only this
+ * model, so a fact of the spec is interpreted in one place.
+ */
+import { createHash } from "node:crypto";
+import { SpecError, type LoadedSpec } from "./load.js";
+import { implementedRules } from "./runtime/rules.js";
+
+export interface CodelistValue {
+  code: number | string;
+  key: string;
+  label: string;
+  deprecated: boolean;
+}
+
+export interface CodelistModel {
+  /** kebab-case id, the file name without `.yaml`. */
+  id: string;
+  name: string;
+  title: string;
+  description: string;
+  source: string;
+  type: "integer" | "string";
+  open?: { minimum: number; description: string };
+  values: CodelistValue[];
+}
+
+export interface FieldModel {
+  name: string;
+  type: string;
+  description: string;
+  required: boolean;
+  recommended: boolean;
+  default?: unknown;
+  codelist?: string;
+  /** Title of the schema this field refers to (an object or array of objects). */
+  ref?: string;
+  constraints: string[];
+  rule?: string;
+}
+
+export interface RuleModel {
+  id: string;
+  description: string;
+}
+
+export interface SchemaModel {
+  id: string;
+  $id: string;
+  specPath: string;
+  title: string;
+  description: string;
+  schema: Record<string, any>;
+  fields: FieldModel[];
+  rules: RuleModel[];
+  choices: string[];
+}
+
+export interface ValidatorModel {
+  kind: string;
+  functionName: string;
+  typeName: string;
+  schemaId: string;
+  /** Rule ids implemented in generator/runtime/rules.ts that apply to this kind, in a stable order. */
+  codeRules: string[];
+  /** True when the kind takes the request it answers (cross-checks). */
+  takesRequest: boolean;
+}
+
+export interface ReportStatusModel {
+  code: number;
+  msg: string;
+  name: string;
+  appliesTo: string[];
+  description: string;
+}
+
+export interface NamedRuleModel {
+  id: string;
+  description: string;
+  severity: "error" | "lenient-warning";
+  appliesTo: string[];
+}
+
+export interface ErrorsModel {
+  reportStatus: ReportStatusModel[];
+  precedence: number[];
+  validationRules: { id: string; description: string; keywords: string[] }[];
+  namedRules: NamedRuleModel[];
+  auctionRejections: { id: string; description: string }[];
+}
+
+export interface ParameterModel {
+  name: string;
+  in: "query" | "header" | "path" | "cookie";
+  /** Name of the payload field a query parameter fills (`metrics[]` → `metrics`). */
+  field: string;
+  required: boolean;
+  array: boolean;
+  integer: boolean;
+  description: string;
+  schema: Record<string, any>;
+}
+
+export interface OperationModel {
+  operationId: string;
+  method: string;
+  path: string;
+  summary: string;
+  description: string;
+  /** The stub plugin this operation belongs to (its first tag). */
+  tag: string;
+  /** Where the payload comes from: the JSON body or the query string. */
+  payload: "body" | "query" | "none";
+  /** Validator kind of the payload (an `x-validator` of spec/schemas). */
+  payloadKind?: string;
+  parameters: ParameterModel[];
+  /** Credentials: where x-userid and x-authorization are read from, when the operation is secured. */
+  credentialsIn?: "query" | "header";
+  responses: { status: string; description: string }[];
+  extensions: Record<string, unknown>;
+}
+
+export interface ApiModel {
+  id: string;
+  specPath: string;
+  title: string;
+  description: string;
+  version: string;
+  document: Record<string, any>;
+  operations: OperationModel[];
+  webhooks: OperationModel[];
+}
+
+export interface Model {
+  codelists: CodelistModel[];
+  schemas: SchemaModel[];
+  validators: ValidatorModel[];
+  errors: ErrorsModel;
+  apis: ApiModel[];
+  /** Raw spec files, for the downloadable copies in the docs site. */
+  sources: { specPath: string; text: string }[];
+  /** Hash of every spec file, recorded in the manifest. */
+  specHash: string;
+}
+
+const kebab = (file: string) => file.replace(/\.yaml$/, "");
+const pascal = (id: string) => id.replace(/(^|-)([a-z0-9])/g, (_m, _d, c: string) => c.toUpperCase());
+
+/** Builds the model, failing once with every inconsistency between files. */
+export function buildModel(spec: LoadedSpec): Model {
+  const problems: string[] = [];
+  const codelists = spec.codelists.map((file): CodelistModel => {
+    const d = file.data;
+    return {
+      id: kebab(file.file),
+      name: d.name,
+      title: d.title ?? d.name,
+      description: d.description ?? "",
+      source: d.source ?? "",
+      type: d.type,
+      open: d.open ? { minimum: d.open.minimum, description: d.open.description ?? "" } : undefined,
+      values: d.values.map((v: any) => ({ code: v.code, key: v.key, label: v.label, deprecated: v.deprecated === true })),
+    };
+  });
+  const codelistIds = new Set(codelists.map((c) => c.id));
+  const errors = buildErrors(spec.errors.data, problems);
+  const namedRules = new Map(errors.namedRules.map((r) => [r.id, r]));
+
+  const byFile = new Map(spec.schemas.map((s) => [s.file, s]));
+  const schemas = spec.schemas.map((file): SchemaModel => {
+    const schema = file.data;
+    const where = file.specPath;
+    walkSchema(schema, (node, at) => {
+      for (const key of Object.keys(node)) {
+        if (key.startsWith("x-") && !knownExtensions.has(key)) problems.push(`${where}${at}: unknown extension ${key}`);
+      }
+      if (node["x-codelist"] !== undefined && !codelistIds.has(node["x-codelist"])) {
+        problems.push(`${where}${at}: x-codelist ${node["x-codelist"]} names no file in spec/codelists/`);
+      }
+      if (typeof node.$ref === "string" && !node.$ref.startsWith("#") && !byFile.has(node.$ref)) {
+        problems.push(`${where}${at}: $ref ${node.$ref} names no file in spec/schemas/`);
+      }
+      if (node["x-rule"] !== undefined && !namedRules.has(node["x-rule"])) {
+        problems.push(`${where}${at}: x-rule ${node["x-rule"]} is not declared in errors.yaml validation-rules.named`);
+      }
+    });
+    const rules: RuleModel[] = (schema["x-rules"] ?? []).map((r: any) => ({ id: r.id, description: r.description ?? "" }));
+    for (const rule of rules) {
+      if (!namedRules.has(rule.id)) problems.push(`${where}: x-rules ${rule.id} is not declared in errors.yaml`);
+    }
+    return {
+      id: kebab(file.file),
+      $id: schema.$id,
+      specPath: file.specPath,
+      title: schema.title,
+      description: schema.description ?? "",
+      schema,
+      fields: describeFields(schema, byFile),
+      rules,
+      choices: collectChoices(schema),
+    };
+  });
+
+  // Every declared rule is enforced either by a schema keyword (x-rule) or by code, never by neither.
+  const ruleInSchema = new Set<string>();
+  for (const s of schemas) walkSchema(s.schema, (node) => node["x-rule"] && ruleInSchema.add(node["x-rule"]));
+  for (const s of schemas) {
+    for (const rule of s.rules) {
+      if (!ruleInSchema.has(rule.id) && !implementedRules.has(rule.id)) {
+        problems.push(`${s.specPath}: rule ${rule.id} has no implementation in generator/runtime/rules.ts and no x-rule keyword`);
+      }
+    }
+  }
+
+  const validators = schemas
+    .filter((s) => typeof s.schema["x-validator"] === "string")
+    .map((s): ValidatorModel => {
+      const reachable = reachableSchemas(s.id, schemas);
+      const codeRules = [...new Set(reachable.flatMap((r) => r.rules.map((rule) => rule.id)))].filter((id) => implementedRules.has(id)).sort();
+      return {
+        kind: s.schema["x-validator"],
+        functionName: `validate${s.title}`,
+        typeName: s.title,
+        schemaId: s.$id,
+        codeRules,
+        takesRequest: s.schema["x-validator-takes-request"] === true,
+      };
+    })
+    .sort((a, b) => a.kind.localeCompare(b.kind));
+
+  const apis = spec.openapi.map((file): ApiModel => {
+    const doc = componentize(file.data, schemas);
+    return {
+      id: kebab(file.file),
+      specPath: file.specPath,
+      title: doc.info?.title ?? file.file,
+      description: doc.info?.description ?? "",
+      version: doc.info?.version ?? "",
+      document: doc,
+      operations: operationsOf(doc.paths ?? {}, doc.components?.securitySchemes),
+      webhooks: operationsOf(doc.webhooks ?? {}),
+    };
+  });
+
+  if (problems.length) throw new SpecError(problems);
+  const sources = [...spec.schemas, ...spec.codelists, ...spec.openapi, spec.errors]
+    .map((f) => ({ specPath: f.specPath, text: f.text }))
+    .sort((a, b) => a.specPath.localeCompare(b.specPath));
+  const hash = createHash("sha256");
+  for (const source of sources) hash.update(source.specPath).update("\0").update(source.text).update("\0");
+  return { codelists, schemas, validators, errors, apis, sources, specHash: hash.digest("hex") };
+}
+
+/** x- keywords the generator understands; any other is a typo and fails the load. */
+export const knownExtensions = new Set([
+  "x-recommended",
+  "x-codelist",
+  "x-rule",
+  "x-rules",
+  "x-validator",
+  "x-validator-takes-request",
+  "x-adxkit-choice",
+  "x-deprecated",
+  "x-examples",
+]);
+
+function buildErrors(data: any, problems: string[]): ErrorsModel {
+  const reportStatus = (data?.["report-status"] ?? []).map((s: any) => ({
+    code: s.code,
+    msg: s.msg,
+    name: s.name,
+    appliesTo: s["applies-to"] ?? [],
+    description: s.description ?? "",
+  }));
+  if (reportStatus.length === 0) problems.push("errors.yaml: report-status is empty");
+  // validation-rules holds both the keyword kinds (with `keywords`) and the named rules (with `severity`).
+  const rules: any[] = data?.["validation-rules"] ?? [];
+  return {
+    reportStatus,
+    precedence: data?.["report-status-precedence"] ?? [],
+    validationRules: rules.filter((r) => Array.isArray(r.keywords)).map((k) => ({ id: k.id, description: k.description ?? "", keywords: k.keywords })),
+    namedRules: rules
+      .filter((r) => !Array.isArray(r.keywords))
+      .map((r) => ({
+        id: r.id,
+        description: r.description ?? "",
+        severity: r.severity === "codelist" || r.severity === "lenient-warning" ? "lenient-warning" : "error",
+        appliesTo: r["applies-to"] ?? [],
+      })),
+    auctionRejections: (data?.["auction-rejections"] ?? []).map((r: any) => ({ id: r.id, description: r.description ?? "" })),
+  };
+}
+
+/**
+ * The OpenAPI document with every spec/schemas file it reaches moved into
+ * components.schemas under its title, and every file $ref rewritten to point there: one
+ * self-contained document whose types and docs name objects as the spec does.
+ */
+function componentize(raw: Record<string, any>, schemas: SchemaModel[]): Record<string, any> {
+  const byFile = new Map(schemas.map((s) => [`${s.id}.yaml`, s]));
+  const used = new Map<string, SchemaModel>();
+  const rewrite = (node: any): any => {
+    if (Array.isArray(node)) return node.map(rewrite);
+    if (!node || typeof node !== "object") return node;
+    const out: Record<string, any> = {};
+    for (const [key, value] of Object.entries(node)) {
+      if (key === "$ref" && typeof value === "string" && !value.startsWith("#")) {
+        const file = value.replace(/^(\.\.\/schemas\/|\.\/)/, "");
+        const target = byFile.get(file);
+        if (target) {
+          if (!used.has(target.id)) {
+            used.set(target.id, target);
+            used.set(target.id, { ...target, schema: rewrite(target.schema) });
+          }
+          out.$ref = `#/components/schemas/${target.title}`;
+          continue;
+        }
+      }
+      if (key === "$id" || key === "$schema") continue;
+      out[key] = rewrite(value);
+    }
+    return out;
+  };
+  const doc = rewrite(raw);
+  const components = { ...(doc.components ?? {}) };
+  const reached = [...used.values()].sort((a, b) => a.title.localeCompare(b.title));
+  components.schemas = { ...Object.fromEntries(reached.map((s) => [s.title, s.schema])), ...(components.schemas ?? {}) };
+  return { ...doc, components };
+}
+
+/** Calls `visit` on every schema node, depth first, with a JSON Pointer-ish location. */
+export function walkSchema(node: any, visit: (node: Record<string, any>, at: string) => void, at = ""): void {
+  if (!node || typeof node !== "object" || Array.isArray(node)) return;
+  visit(node, at);
+  for (const [key, child] of Object.entries(node)) {
+    if (key === "x-examples" || key === "default" || key === "examples" || key === "const" || key === "enum") continue;
+    if (Array.isArray(child)) child.forEach((item, i) => walkSchema(item, visit, `${at}/${key}/${i}`));
+    else if (child && typeof child === "object") walkSchema(child, visit, `${at}/${key}`);
+  }
+}
+
+function reachableSchemas(rootId: string, schemas: SchemaModel[]): SchemaModel[] {
+  const byFile = new Map(schemas.map((s) => [`${s.id}.yaml`, s]));
+  const seen = new Map<string, SchemaModel>();
+  const visit = (s: SchemaModel) => {
+    if (seen.has(s.id)) return;
+    seen.set(s.id, s);
+    walkSchema(s.schema, (node) => {
+      if (typeof node.$ref === "string" && byFile.has(node.$ref)) visit(byFile.get(node.$ref)!);
+    });
+  };
+  visit(schemas.find((s) => s.id === rootId)!);
+  return [...seen.values()];
+}
+
+function collectChoices(schema: any): string[] {
+  const out: string[] = [];
+  walkSchema(schema, (node, at) => {
+    if (typeof node["x-adxkit-choice"] === "string") out.push(`${at || "/"}: ${node["x-adxkit-choice"]}`);
+  });
+  return out;
+}
+
+function typeOf(node: any, byFile: Map<string, any>): { type: string; ref?: string } {
+  if (!node || typeof node !== "object") return { type: node === false ? "never" : "any" };
+  if (typeof node.$ref === "string") {
+    const target = byFile.get(node.$ref)?.data;
+    return { type: "object", ref: target?.title };
+  }
+  if (node.type === "array") {
+    const item = typeOf(node.items, byFile);
+    return { type: `array of ${item.ref ?? item.type}`, ref: item.ref };
+  }
+  if (Array.isArray(node.type)) return { type: node.type.join(" | ") };
+  if (node.type) return { type: node.type };
+  if (node.not) return { type: "not allowed" };
+  return { type: "any" };
+}
+
+function constraintsOf(node: any): string[] {
+  const out: string[] = [];
+  const target = node?.type === "array" ? node.items ?? {} : node ?? {};
+  const add = (n: any, prefix: string) => {
+    if (n.minimum !== undefined) out.push(`${prefix}≥ ${n.minimum}`);
+    if (n.maximum !== undefined) out.push(`${prefix}≤ ${n.maximum}`);
+    if (n.exclusiveMinimum !== undefined) out.push(`${prefix}> ${n.exclusiveMinimum}`);
+    if (n.minLength !== undefined) out.push(`${prefix}length ≥ ${n.minLength}`);
+    if (n.maxLength !== undefined) out.push(`${prefix}length ≤ ${n.maxLength}`);
+    if (n.pattern !== undefined) out.push(`${prefix}pattern ${n.pattern}`);
+    if (n.format !== undefined) out.push(`${prefix}format ${n.format}`);
+    if (Array.isArray(n.enum)) out.push(`${prefix}one of ${n.enum.map((v: unknown) => JSON.stringify(v)).join(", ")}`);
+  };
+  if (node?.type === "array") {
+    if (node.minItems !== undefined) out.push(`at least ${node.minItems} item(s)`);
+    if (node.maxItems !== undefined) out.push(`at most ${node.maxItems} item(s)`);
+    if (node.uniqueItems) out.push("items unique");
+    add(target, "each ");
+  } else add(target, "");
+  return out;
+}
+
+function describeFields(schema: any, byFile: Map<string, any>): FieldModel[] {
+  const required = new Set<string>(schema.required ?? []);
+  return Object.entries<any>(schema.properties ?? {}).map(([name, node]) => {
+    const { type, ref } = typeOf(node, byFile);
+    const target = node?.type === "array" ? node.items ?? {} : node ?? {};
+    const refDescription = typeof node?.$ref === "string" ? byFile.get(node.$ref)?.data?.description : undefined;
+    return {
+      name,
+      type,
+      description: node?.description ?? refDescription ?? "",
+      required: required.has(name),
+      recommended: node?.["x-recommended"] === true,
+      default: node?.default,
+      codelist: node?.["x-codelist"] ?? target?.["x-codelist"],
+      ref,
+      constraints: constraintsOf(node),
+      rule: node?.["x-rule"] ?? target?.["x-rule"],
+    };
+  });
+}
+
+function operationsOf(paths: Record<string, any>, securitySchemes: Record<string, any> = {}): OperationModel[] {
+  const out: OperationModel[] = [];
+  for (const [path, item] of Object.entries(paths)) {
+    for (const method of ["get", "post", "put", "delete", "patch"]) {
+      const op = item?.[method];
+      if (!op) continue;
+      const parameters: ParameterModel[] = (op.parameters ?? []).map((p: any) => {
+        const schema = p.schema ?? {};
+        const array = schema.type === "array";
+        const scalar = array ? schema.items ?? {} : schema;
+        return {
+          name: p.name,
+          in: p.in,
+          field: String(p.name).replace(/\[\]$/, ""),
+          required: p.required === true,
+          array,
+          integer: scalar.type === "integer",
+          description: p.description ?? "",
+          schema,
+        };
+      });
+      const schemeNames = Object.keys(op.security?.[0] ?? {});
+      const credentialsIn = schemeNames.map((n) => securitySchemes[n]?.in).find((where) => where === "query" || where === "header");
+      const extensions = Object.fromEntries(Object.entries(op).filter(([k]) => k.startsWith("x-")));
+      out.push({
+        operationId: op.operationId ?? `${method}${pascal(path.replace(/[^a-z0-9]+/gi, "-"))}`,
+        method: method.toUpperCase(),
+        path,
+        summary: op.summary ?? "",
+        description: op.description ?? "",
+        tag: op.tags?.[0] ?? "default",
+        payload: op["x-adxkit-payload"] ?? (op.requestBody ? "body" : "none"),
+        payloadKind: op["x-adxkit-payload-kind"],
+        parameters,
+        credentialsIn,
+        responses: Object.entries<any>(op.responses ?? {}).map(([status, r]) => ({ status, description: r?.description ?? "" })),
+        extensions,
+      });
+    }
+  }
+  return out;
+}

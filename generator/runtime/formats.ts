@@ -1,0 +1,20 @@
+/**
+ * Formats used by the spec's schemas. The precompiled validators import this module
+ * (ajv's standalone output references `formats[...]`), so it must stay dependency-free ESM.
+ */
+
+const reportTimePattern = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})$/;
+
+/** `YYYY-MM-DDThh:mm:ss`, a real calendar time (no 2026-02-30, no 24:00:00), read as UTC. */
+export function isReportTime(value: string): boolean {
+  const match = reportTimePattern.exec(value);
+  if (!match) return false;
+  const [year, month, day, hour, minute, second] = match.slice(1).map(Number);
+  if (month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59 || day < 1) return false;
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  return day <= daysInMonth;
+}
+
+export const formats = {
+  "report-time": isReportTime,
+} as const;

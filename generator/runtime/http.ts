@@ -1,0 +1,124 @@
+/**
+ * Runtime behind the generated Fastify stubs: assemble the payload of an operation (JSON body
+ * or query string), validate it with the precompiled validators, hand it to the service's
+ * handler, send what the handler returns. The stubs never reject on their own: every
+ * interface answers bad input in its own form (the report envelope, the auction's error list).
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { ValidateOptions, ValidationResult } from "./issues.js";
+import type { Validator } from "./validate.js";
+
+/** What a handler receives. `payload` is typed optimistically: trust it only when `validation.valid`. */
+export interface OperationInput<T = unknown> {
+  operationId: string;
+  payload: T;
+  validation: ValidationResult;
+  credentials: { userid?: string; authorization?: string };
+  request: FastifyRequest;
+  reply: FastifyReply;
+}
+
+/** What a handler returns: the HTTP status, and a JSON body (or a string) unless the status has none. */
+export interface OperationOutput {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface QueryParameter {
+  name: string;
+  field: string;
+  array: boolean;
+  integer: boolean;
+}
+
+export interface OperationDefinition {
+  operationId: string;
+  payload: "body" | "query" | "none";
+  kind?: string;
+  parameters: QueryParameter[];
+  credentialsIn?: "query" | "header";
+}
+
+/** Marks a body that could not be read as JSON; the validators then report rule `json`. */
+const notJson = Symbol("adxkit.notJson");
+interface NotJson {
+  [notJson]: string;
+}
+
+/** Reads every body as text and parses JSON without throwing: the handler decides how to answer. */
+export function installJsonParser(app: FastifyInstance, parse: (text: string) => unknown = JSON.parse): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("*", { parseAs: "string" }, (request, body, done) => {
+    const type = String(request.headers["content-type"] ?? "");
+    if (!/^application\/(?:[\w.+-]+\+)?json\b/i.test(type)) {
+      done(null, { [notJson]: `Content-Type must be application/json (got ${type || "none"})` } satisfies NotJson);
+      return;
+    }
+    try {
+      done(null, parse(body as string));
+    } catch (error) {
+      done(null, { [notJson]: `body is not valid JSON: ${(error as Error).message}` } satisfies NotJson);
+    }
+  });
+}
+
+const integerText = /^-?\d{1,15}$/;
+
+/**
+ * Builds the payload of a GET operation from its query string: `metrics[]` fills `metrics`,
+ * integers are parsed from plain decimal text only (anything else stays a string and fails
+ * validation), and a repeated scalar parameter stays an array (and fails validation).
+ */
+export function queryPayload(query: Record<string, unknown>, parameters: readonly QueryParameter[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const toValue = (text: unknown, integer: boolean) =>
+    integer && typeof text === "string" && integerText.test(text) ? Number(text) : text;
+  for (const p of parameters) {
+    if (p.field === "x-userid" || p.field === "x-authorization") continue;
+    const raw = query[p.name] ?? (p.array ? query[p.field] : undefined);
+    if (raw === undefined) continue;
+    if (p.array) out[p.field] = (Array.isArray(raw) ? raw : [raw]).map((v) => toValue(v, p.integer));
+    else out[p.field] = Array.isArray(raw) ? raw.map((v) => toValue(v, p.integer)) : toValue(raw, p.integer);
+  }
+  return out;
+}
+
+const first = (value: unknown): string | undefined =>
+  typeof value === "string" ? value : Array.isArray(value) && typeof value[0] === "string" ? value[0] : undefined;
+
+/** Runs one operation: assemble, validate, call the handler, send its answer. */
+export async function handleOperation(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  definition: OperationDefinition,
+  validator: Validator | undefined,
+  options: ValidateOptions,
+  handler: (input: OperationInput<any>) => Promise<OperationOutput>,
+): Promise<void> {
+  let payload: unknown;
+  let validation: ValidationResult = { valid: true, errors: [], warnings: [] };
+  const query = (request.query ?? {}) as Record<string, unknown>;
+  if (definition.payload === "body") {
+    const body = request.body as unknown;
+    if (body && typeof body === "object" && notJson in body) {
+      validation = { valid: false, errors: [{ path: "", rule: "json", message: (body as NotJson)[notJson] }], warnings: [] };
+    } else if (body === undefined) {
+      validation = { valid: false, errors: [{ path: "", rule: "json", message: "a JSON body is required" }], warnings: [] };
+    } else {
+      payload = body;
+    }
+  } else if (definition.payload === "query") {
+    payload = queryPayload(query, definition.parameters);
+  }
+  if (validation.valid && validator) validation = validator(payload, undefined, options);
+  const source = definition.credentialsIn === "query" ? query : definition.credentialsIn === "header" ? request.headers : {};
+  const credentials = { userid: first(source["x-userid"]), authorization: first(source["x-authorization"]) };
+  const output = await handler({ operationId: definition.operationId, payload, validation, credentials, request, reply });
+  if (reply.sent) return;
+  reply.code(output.status);
+  if (output.headers) reply.headers(output.headers);
+  if (output.body === undefined || output.status === 204) await reply.send();
+  else if (typeof output.body === "string") await reply.type(output.headers?.["content-type"] ?? "text/plain; charset=utf-8").send(output.body);
+  else await reply.type("application/json; charset=utf-8").send(JSON.stringify(output.body));
+}
