@@ -82,8 +82,17 @@ export interface NamedRuleModel {
   appliesTo: string[];
 }
 
+export interface ReportLimitsModel {
+  limitDefault: number;
+  limitMax: number;
+  defaultMetrics: string[];
+  maxRangeMonths: number;
+  legacyEarliestStart: string;
+}
+
 export interface ErrorsModel {
   reportStatus: ReportStatusModel[];
+  reportLimits: ReportLimitsModel;
   precedence: number[];
   validationRules: { id: string; description: string; keywords: string[] }[];
   namedRules: NamedRuleModel[];
@@ -276,8 +285,19 @@ function buildErrors(data: any, problems: string[]): ErrorsModel {
   if (reportStatus.length === 0) problems.push("errors.yaml: report-status is empty");
   // validation-rules holds both the keyword kinds (with `keywords`) and the named rules (with `severity`).
   const rules: any[] = data?.["validation-rules"] ?? [];
+  const limits = data?.["report-limits"] ?? {};
+  for (const key of ["limit-default", "limit-max", "default-metrics", "max-range-months", "legacy-earliest-start"]) {
+    if (limits[key] === undefined) problems.push(`errors.yaml: report-limits.${key} is missing`);
+  }
   return {
     reportStatus,
+    reportLimits: {
+      limitDefault: limits["limit-default"],
+      limitMax: limits["limit-max"],
+      defaultMetrics: limits["default-metrics"],
+      maxRangeMonths: limits["max-range-months"],
+      legacyEarliestStart: limits["legacy-earliest-start"],
+    },
     precedence: data?.["report-status-precedence"] ?? [],
     validationRules: rules.filter((r) => Array.isArray(r.keywords)).map((k) => ({ id: k.id, description: k.description ?? "", keywords: k.keywords })),
     namedRules: rules

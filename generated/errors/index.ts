@@ -89,6 +89,17 @@ export const ReportStatusCode = {
 } as const;
 export type ReportStatusCode = (typeof ReportStatusCode)[keyof typeof ReportStatusCode];
 
+/** Limits of the report interfaces (interface document part 8). */
+export const reportLimits = {
+  "limitDefault": 10000,
+  "limitMax": 50000,
+  "defaultMetrics": [
+    "revenue"
+  ],
+  "maxRangeMonths": 1,
+  "legacyEarliestStart": "2020-03-02T00:00:00"
+} as const;
+
 /** When several problems apply to one report request, the first code in this order is answered. */
 export const reportStatusPrecedence: readonly number[] = [-3,-2,-4,-5];
 

@@ -12,6 +12,11 @@ export interface RuleContext {
   report(path: string, rule: string, message: string): void;
   /** Validates an embedded document (the native payloads) and reports its issues under `basePath`. */
   validateEmbedded(kind: "native-request" | "native-response", payload: unknown, basePath: string): void;
+  /**
+   * Parses and validates an embedded JSON document carried as a string; false when the text is
+   * not a JSON object. Results are cached by text: real traffic repeats native payloads per placement.
+   */
+  validateEmbeddedText(kind: "native-request" | "native-response", text: string, basePath: () => string): boolean;
 }
 
 export type Rule = (payload: any, context: RuleContext) => void;
@@ -34,51 +39,53 @@ export function parseNativeDocument(text: string): Record<string, any> | undefin
 const nativeContextSubtypes: Record<number, [number, number]> = { 1: [10, 19], 2: [20, 29], 3: [30, 39] };
 
 export const rules: Record<string, Rule> = {
+  // The bid request rules run on every auction: plain loops, no allocation on the valid path.
   "imp-id-unique"(request, context) {
-    const seen = new Map<string, number>();
-    request.imp.forEach((imp: any, index: number) => {
-      const first = seen.get(imp.id);
-      if (first !== undefined) {
-        context.report(pointer("", "imp", index, "id"), "imp-id-unique", `imp id "${imp.id}" repeats imp ${first}`);
-      } else seen.set(imp.id, index);
-    });
+    const imps = request.imp;
+    for (let i = 1; i < imps.length; i++) {
+      for (let j = 0; j < i; j++) {
+        if (imps[i].id === imps[j].id) {
+          context.report(pointer("", "imp", i, "id"), "imp-id-unique", `imp id "${imps[i].id}" repeats imp ${j}`);
+          break;
+        }
+      }
+    }
   },
 
   "imp-has-media"(request, context) {
-    request.imp.forEach((imp: any, index: number) => {
+    const imps = request.imp;
+    for (let i = 0; i < imps.length; i++) {
+      const imp = imps[i];
       if (imp.banner === undefined && imp.native === undefined && imp.video === undefined) {
-        context.report(pointer("", "imp", index), "imp-has-media", "imp must carry at least one of banner, native or video");
+        context.report(pointer("", "imp", i), "imp-has-media", "imp must carry at least one of banner, native or video");
       }
-    });
+    }
   },
 
   "native-request-json"(request, context) {
-    request.imp.forEach((imp: any, index: number) => {
-      const native = imp.native;
-      if (native === undefined) return;
-      const path = pointer("", "imp", index, "native", "request");
-      if (isObject(native.request)) {
+    const imps = request.imp;
+    for (let i = 0; i < imps.length; i++) {
+      const native = imps[i].native;
+      if (native === undefined) continue;
+      const path = () => pointer("", "imp", i, "native", "request");
+      if (typeof native.request !== "string") {
         // Some systems send the payload as an object instead of a string: a known deviation.
-        context.report(path, "native-request-object", "native.request must be a string holding the native request, not an object");
-        context.validateEmbedded("native-request", isObject(native.request.native) ? native.request.native : native.request, path);
-        return;
+        context.report(path(), "native-request-object", "native.request must be a string holding the native request, not an object");
+        context.validateEmbedded("native-request", isObject(native.request.native) ? native.request.native : native.request, path());
+      } else if (!context.validateEmbeddedText("native-request", native.request, path)) {
+        context.report(path(), "native-request-json", "native.request must be a string holding a JSON object");
       }
-      const document = parseNativeDocument(native.request);
-      if (document === undefined) {
-        context.report(path, "native-request-json", "native.request must be a string holding a JSON object");
-        return;
-      }
-      context.validateEmbedded("native-request", document, path);
-    });
+    }
   },
 
   "companionad-array"(request, context) {
-    request.imp.forEach((imp: any, index: number) => {
-      const companions = imp.video?.companionad;
+    const imps = request.imp;
+    for (let i = 0; i < imps.length; i++) {
+      const companions = imps[i].video?.companionad;
       if (companions !== undefined && !Array.isArray(companions)) {
-        context.report(pointer("", "imp", index, "video", "companionad"), "companionad-array", "companionad must be an array of companion banners (OpenRTB 2.5), not {banner: [...]}");
+        context.report(pointer("", "imp", i, "video", "companionad"), "companionad-array", "companionad must be an array of companion banners (OpenRTB 2.5), not {banner: [...]}");
       }
-    });
+    }
   },
 
   "native-asset-id-unique"(native, context) {

@@ -4,7 +4,7 @@
  * then the rules written in code. Generated code wires each kind through `createValidator`.
  */
 import { pointer, pointerSegment, type ValidateOptions, type ValidationIssue, type ValidationResult } from "./issues.js";
-import { rules, type RuleContext } from "./rules.js";
+import { parseNativeDocument, rules, type RuleContext } from "./rules.js";
 
 /** A precompiled ajv function: fast (first error) or diagnostic (all errors, verbose). */
 export interface CompiledSchema {
@@ -66,41 +66,80 @@ export function issuesFromAjv(errors: readonly AjvError[], keywordRules: Readonl
   return out;
 }
 
+type EmbeddedKind = "native-request" | "native-response";
+
+/** Bounded caches of embedded documents by text, per kind: their strict-mode result, or null when not JSON. */
+const embeddedCaches: Record<EmbeddedKind, Map<string, ValidationResult | null>> = { "native-request": new Map(), "native-response": new Map() };
+const EMBEDDED_CACHE_ENTRIES = 1024;
+const EMBEDDED_CACHE_MAX_TEXT = 16 * 1024;
+
+/** One call's mutable state, reused across calls: the valid path allocates nothing. */
+class Run implements RuleContext {
+  request: unknown = undefined;
+  lenient = false;
+  errors: ValidationIssue[] | null = null;
+  warnings: ValidationIssue[] | null = null;
+  constructor(private readonly definition: ValidatorDefinition) {}
+
+  add(issue: ValidationIssue, asWarning = this.lenient && this.definition.lenientRules.has(issue.rule)): void {
+    if (asWarning) (this.warnings ??= []).push(issue);
+    else (this.errors ??= []).push(issue);
+  }
+
+  report(path: string, rule: string, message: string): void {
+    this.add({ path, rule, message });
+  }
+
+  /** Embedded issues keep their rule; lenient mode makes every one a warning (the payload is the bidder's contract). */
+  private merge(result: ValidationResult, basePath: string): void {
+    for (const issue of result.errors) this.add({ ...issue, path: basePath + issue.path }, this.lenient);
+    for (const issue of result.warnings) this.add({ ...issue, path: basePath + issue.path }, true);
+  }
+
+  validateEmbedded(kind: EmbeddedKind, document: unknown, basePath: string): void {
+    const validator = this.definition.embedded?.()[kind];
+    if (validator) this.merge(validator(document), basePath);
+  }
+
+  validateEmbeddedText(kind: EmbeddedKind, text: string, basePath: () => string): boolean {
+    const cache = embeddedCaches[kind];
+    let result = cache.get(text);
+    if (result === undefined) {
+      const document = parseNativeDocument(text);
+      const validator = this.definition.embedded?.()[kind];
+      result = document === undefined ? null : validator ? validator(document) : VALID;
+      if (text.length <= EMBEDDED_CACHE_MAX_TEXT) {
+        if (cache.size >= EMBEDDED_CACHE_ENTRIES) cache.clear();
+        cache.set(text, result);
+      }
+    }
+    if (result === null) return false;
+    if (result !== VALID) this.merge(result, basePath());
+    return true;
+  }
+}
+
 /** Builds a validator function for one kind. */
 export function createValidator(definition: ValidatorDefinition): Validator {
   const codeRules = definition.codeRules.map((id) => rules[id]);
+  const run = new Run(definition);
   return function validate(payload, request, options) {
-    const lenient = options?.lenient === true;
-    const errors: ValidationIssue[] = [];
-    const warnings: ValidationIssue[] = [];
-    const add = (issue: ValidationIssue) => {
-      if (lenient && definition.lenientRules.has(issue.rule)) warnings.push(issue);
-      else errors.push(issue);
-    };
+    run.lenient = options?.lenient === true;
+    run.request = request;
+    run.errors = null;
+    run.warnings = null;
     if (!definition.fast(payload)) {
       definition.diagnose(payload);
-      for (const issue of issuesFromAjv(definition.diagnose.errors ?? [], definition.keywordRules)) add(issue);
+      for (const issue of issuesFromAjv(definition.diagnose.errors ?? [], definition.keywordRules)) run.add(issue);
       // Rules in code trust the structure; with structural errors they would only add noise.
-      if (errors.length > 0) return { valid: false, errors, warnings };
+      if (run.errors !== null) return { valid: false, errors: run.errors, warnings: run.warnings ?? [] };
     }
-    if (codeRules.length > 0) {
-      const context: RuleContext = {
-        request,
-        report: (path, rule, message) => add({ path, rule, message }),
-        validateEmbedded(kind, document, basePath) {
-          const validator = definition.embedded?.()[kind];
-          if (!validator) return;
-          const result = validator(document, undefined, options);
-          // The embedded native document is the bidder's contract (its version may predate 1.2):
-          // lenient mode reports its problems as warnings and forwards it untouched.
-          for (const issue of result.errors) (lenient ? warnings : errors).push({ ...issue, path: basePath + issue.path });
-          for (const issue of result.warnings) warnings.push({ ...issue, path: basePath + issue.path });
-        },
-      };
-      for (const rule of codeRules) rule(payload, context);
-    }
-    if (errors.length === 0 && warnings.length === 0) return VALID;
-    return { valid: errors.length === 0, errors, warnings };
+    for (let i = 0; i < codeRules.length; i++) codeRules[i](payload, run);
+    const errors = run.errors;
+    const warnings = run.warnings;
+    run.request = undefined;
+    if (errors === null && warnings === null) return VALID;
+    return { valid: errors === null, errors: errors ?? [], warnings: warnings ?? [] };
   };
 }
 

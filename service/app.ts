@@ -1,0 +1,61 @@
+/**
+ * Builds the Fastify application without listening: report APIs A and B, and (when bidders
+ * are configured) the exchange. Tests inject into it; `adxkit serve` listens.
+ */
+import { randomUUID } from "node:crypto";
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import { demandReportPlugin, supplyReportPlugin } from "../generated/index.js";
+import { createAuthThrottle } from "./accounts/throttle.js";
+import { errorEnvelope } from "./reports/envelope.js";
+import { demandReportHandlers, supplyReportHandlers } from "./reports/handlers.js";
+import type { ReportStore } from "./store/store.js";
+
+export interface AppOptions {
+  store: ReportStore;
+  logger?: FastifyServerOptions["logger"];
+  /** Report unknown code-list values as warnings (auction and reports). */
+  lenient?: boolean;
+  /** Largest accepted request body in bytes (default 1 MiB). */
+  bodyLimit?: number;
+  now?: () => Date;
+  /** Extra registrations (exchange, docs) that need the same instance. */
+  extend?: (app: FastifyInstance) => Promise<void> | void;
+}
+
+/** Server limits, documented in the README: body 1 MiB, headers 16 KiB, 30 s per request. */
+export const serverLimits = { bodyLimit: 1024 * 1024, maxHeaderSize: 16 * 1024, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 65_000 };
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: options.bodyLimit ?? serverLimits.bodyLimit,
+    maxParamLength: 200,
+    requestTimeout: serverLimits.requestTimeoutMs,
+    keepAliveTimeout: serverLimits.keepAliveTimeoutMs,
+    http: { maxHeaderSize: serverLimits.maxHeaderSize },
+    genReqId: (request) => {
+      const given = request.headers["x-request-id"];
+      return typeof given === "string" && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
+    },
+    // Never coerce or strip: validation is done by the precompiled validators in the stubs.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false } },
+  });
+  app.addHook("onSend", async (request, reply) => {
+    reply.header("x-request-id", request.id);
+  });
+  // Anything that escapes a handler (a bug, an oversized body) is answered in the interface's own form.
+  app.setErrorHandler(async (error: Error & { statusCode?: number }, request, reply) => {
+    const status = (error as { statusCode?: number }).statusCode ?? 500;
+    if (status >= 500) request.log.error({ err: error }, "unhandled error");
+    if (request.url.startsWith("/api/report/")) {
+      const code = status >= 500 ? -1 : -2;
+      return reply.code(200).send(errorEnvelope(code, status >= 500 ? `internal error; request id ${request.id}` : error.message));
+    }
+    return reply.code(status >= 500 ? 500 : status).send({ errors: [{ path: "", rule: status === 413 ? "body-too-large" : "http", message: status >= 500 ? `internal error; request id ${request.id}` : error.message }] });
+  });
+  const reportOptions = { store: options.store, authThrottle: createAuthThrottle(), now: options.now };
+  await app.register(demandReportPlugin, { handlers: demandReportHandlers(reportOptions), lenient: options.lenient });
+  await app.register(supplyReportPlugin, { handlers: supplyReportHandlers(reportOptions), lenient: options.lenient });
+  await options.extend?.(app);
+  return app;
+}

@@ -1,0 +1,109 @@
+/**
+ * The report operations of A and B on top of the generated stubs: credentials (-3), then
+ * parameters (-2), then the range (-4), then the legacy start (-5), then the query. The order
+ * is spec/errors.yaml's report-status-precedence.
+ */
+import type { FastifyBaseLogger } from "fastify";
+import {
+  ReportStatusCode,
+  reportLimits,
+  type DemandReportHandlers,
+  type OperationInput,
+  type OperationOutput,
+  type SupplyReportHandlers,
+  type ValidationIssue,
+} from "../../generated/index.js";
+import type { Account, Dimension, Metric, ReportQuery, ReportStore, Side } from "../store/store.js";
+import { errorEnvelope, successEnvelope, type ReportEnvelope } from "./envelope.js";
+import { addMonthsClamped } from "./time.js";
+
+/** Dimensions only accounts created with --placement-dimensions may use. */
+const placementDimensions = new Set<Dimension>(["placement_id", "publisher_id"]);
+const filterNames = ["ad_format", "platform", "placement_id", "app_bundle_id", "country"] as const;
+
+export interface ReportServiceOptions {
+  store: ReportStore;
+  /** Slows down repeated failed credentials from one source; returns true when the caller must wait it out. */
+  authThrottle?: { failed(source: string): void; blocked(source: string): boolean; succeeded(source: string): void };
+  now?: () => Date;
+}
+
+const ok = (body: ReportEnvelope): OperationOutput => ({ status: 200, body });
+
+function describeIssues(issues: readonly ValidationIssue[]): string {
+  const shown = issues.slice(0, 3).map((i) => `${i.path || "/"}: ${i.message}`);
+  return shown.join("; ") + (issues.length > 3 ? `; and ${issues.length - 3} more` : "");
+}
+
+/** De-duplicates names, keeping the order of first mention. */
+function unique<T>(values: readonly T[] | undefined): T[] {
+  return [...new Set(values ?? [])];
+}
+
+/** Turns a validated request body into the store's query for one account. */
+export function reportQuery(side: Side, account: Account, body: Record<string, any>): ReportQuery {
+  const metrics = unique<Metric>(body.metrics);
+  const filters: ReportQuery["filters"] = {};
+  for (const name of filterNames) {
+    if (Array.isArray(body[name]) && body[name].length > 0) (filters as any)[name] = unique(body[name]);
+  }
+  return {
+    side,
+    start: body.start,
+    end: body.end,
+    metrics: metrics.length > 0 ? metrics : ([...reportLimits.defaultMetrics] as Metric[]),
+    dimensions: unique<Dimension>(body.dimensions),
+    filters,
+    limit: body.limit ?? reportLimits.limitDefault,
+    scope: side === "demand" ? { bidder_id: account.bidder_id ?? "" } : { publisher_ids: account.publisher_ids ?? [] },
+  };
+}
+
+/** Answers one report request; never throws. */
+export async function answerReport(side: Side, input: OperationInput<any>, options: ReportServiceOptions): Promise<OperationOutput> {
+  const now = options.now?.();
+  const log = input.request.log as FastifyBaseLogger;
+  try {
+    const source = input.request.ip;
+    if (options.authThrottle?.blocked(source)) {
+      return ok(errorEnvelope(ReportStatusCode.Unauthorized, "too many failed credentials from this address; retry later", now));
+    }
+    const { userid, authorization } = input.credentials;
+    const account = userid && authorization ? await options.store.verifyCredentials(userid, authorization) : null;
+    if (!account || account.side !== side) {
+      options.authThrottle?.failed(source);
+      const detail = !userid || !authorization ? "x-userid and x-authorization are required" : account ? `this account is not a ${side} account` : "unknown account or wrong credential";
+      return ok(errorEnvelope(ReportStatusCode.Unauthorized, detail, now));
+    }
+    options.authThrottle?.succeeded(source);
+
+    if (!input.validation.valid) return ok(errorEnvelope(ReportStatusCode.InvalidParams, describeIssues(input.validation.errors), now));
+    const body = input.payload as Record<string, any>;
+    const denied = (body.dimensions ?? []).find((d: Dimension) => placementDimensions.has(d));
+    if (denied && !account.placement_dimensions) {
+      return ok(errorEnvelope(ReportStatusCode.InvalidParams, `dimension ${denied} is available only to accounts with placement dimensions`, now));
+    }
+    if (body.end > addMonthsClamped(body.start, reportLimits.maxRangeMonths)) {
+      return ok(errorEnvelope(ReportStatusCode.RangeTooLong, `end is later than ${addMonthsClamped(body.start, reportLimits.maxRangeMonths)}`, now));
+    }
+    if (side === "supply" && account.legacy && body.start < reportLimits.legacyEarliestStart) {
+      return ok(errorEnvelope(ReportStatusCode.LegacyStartTooEarly, `start must be at or after ${reportLimits.legacyEarliestStart}`, now));
+    }
+    const result = await options.store.report(reportQuery(side, account, body));
+    return ok(successEnvelope(result.total, result.rows, now));
+  } catch (error) {
+    log.error({ err: error, operation: input.operationId }, "report failed");
+    return ok(errorEnvelope(ReportStatusCode.SystemError, `internal error; request id ${input.request.id}`, now));
+  }
+}
+
+export function demandReportHandlers(options: ReportServiceOptions): DemandReportHandlers {
+  return {
+    getDemandReport: (input) => answerReport("demand", input, options),
+    postDemandReport: (input) => answerReport("demand", input, options),
+  };
+}
+
+export function supplyReportHandlers(options: ReportServiceOptions): SupplyReportHandlers {
+  return { postSupplyReport: (input) => answerReport("supply", input, options) };
+}
