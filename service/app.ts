@@ -29,7 +29,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: options.bodyLimit ?? serverLimits.bodyLimit,
-    maxParamLength: 200,
+    routerOptions: { maxParamLength: 200 },
     requestTimeout: serverLimits.requestTimeoutMs,
     keepAliveTimeout: serverLimits.keepAliveTimeoutMs,
     http: { maxHeaderSize: serverLimits.maxHeaderSize },

@@ -52,7 +52,7 @@ export function createAjv(model: Model, diagnostic: boolean) {
       }
     },
   });
-  for (const [name, validate] of Object.entries(formats)) ajv.addFormat(name, { type: "string", validate });
+  for (const [name, definition] of Object.entries(formats)) ajv.addFormat(name, definition);
   for (const schema of model.schemas) ajv.addSchema(schema.schema);
   return ajv;
 }

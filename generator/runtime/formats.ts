@@ -15,6 +15,7 @@ export function isReportTime(value: string): boolean {
   return day <= daysInMonth;
 }
 
+/** Format definitions as ajv takes them; the precompiled code calls `formats[name].validate`. */
 export const formats = {
-  "report-time": isReportTime,
+  "report-time": { type: "string", validate: isReportTime },
 } as const;

@@ -1,0 +1,44 @@
+/** `adxkit serve`: one Fastify server for the report APIs A and B, the exchange (with --bidders) and the docs. */
+import type { Command } from "commander";
+import { startServer, type ServerOptions } from "../../server.js";
+
+export function register(program: Command): void {
+  program
+    .command("serve")
+    .description("serve report APIs A (/api/report/demand_report_v2) and B (/api/report/v1), the exchange (/openrtb2/auction) and the docs (/docs)")
+    .option("--db <path>", "DuckDB file of the embedded store (:memory: works)", "./data/adxkit.duckdb")
+    .option("--host <host>", "address to listen on", "127.0.0.1")
+    .option("--port <port>", "port to listen on (0 picks one)", "8080")
+    .option("--bidders <file>", "JSON array of bidders [{id, endpoint, seat, formats?, timeout_ms?}]; enables the exchange")
+    .option("--public-url <url>", "base address devices use to reach this server (billing URLs); default http://HOST:PORT")
+    .option("--lenient", "accept code-list values newer than the spec (reported as warnings)")
+    .option("--log-level <level>", "pino log level: fatal, error, warn, info, debug", "info")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  $ adxkit serve --db ./data/adxkit.duckdb --port 8080
+  $ adxkit serve --db :memory: --bidders bidders.json --lenient
+  $ curl -s -X POST http://127.0.0.1:8080/api/report/v1 -H 'content-type: application/json' \\
+      -H 'x-userid: …' -H 'x-authorization: …' -d '{"start":"2026-10-01T00:00:00","end":"2026-10-31T23:59:59"}'`,
+    )
+    .action(async (options: { db: string; host: string; port: string; bidders?: string; publicUrl?: string; lenient?: boolean; logLevel: string }) => {
+      const serverOptions: ServerOptions = {
+        db: options.db,
+        host: options.host,
+        port: Number(options.port),
+        biddersFile: options.bidders,
+        publicUrl: options.publicUrl,
+        lenient: options.lenient === true,
+        logLevel: options.logLevel,
+      };
+      const server = await startServer(serverOptions);
+      process.stderr.write(`adxkit: listening on ${server.url} (reports, ${options.bidders ? "exchange, " : ""}docs at ${server.url}/docs/)\n`);
+      const stop = async () => {
+        await server.close();
+        process.exit(0);
+      };
+      process.once("SIGINT", stop);
+      process.once("SIGTERM", stop);
+    });
+}
