@@ -1,0 +1,122 @@
+/** `adxkit accounts create|list|revoke`: the report accounts and their credentials. */
+import type { Command } from "commander";
+import { DEFAULT_DB_PATH, StoreError, openStore, type NewAccount, type ReportStore } from "../../store/index.js";
+import { UsageError } from "../errors.js";
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+/** Opens the store, runs `work`, and always closes it. */
+async function withStore<T>(db: string, work: (store: ReportStore) => Promise<T>): Promise<T> {
+  const store = await openStore({ db });
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}
+
+interface CreateOptions {
+  db: string;
+  side?: string;
+  bidderId?: string;
+  publisherId: string[];
+  legacy?: boolean;
+  placementDimensions?: boolean;
+}
+
+/** Turns the options into a new account, or says what is wrong with them (exit 2). */
+function newAccount(options: CreateOptions): NewAccount {
+  if (options.side === "demand") {
+    if (!options.bidderId) throw new UsageError("a demand account needs --bidder-id ID");
+    if (options.publisherId.length > 0) throw new UsageError("--publisher-id applies to supply accounts only");
+    if (options.legacy || options.placementDimensions) throw new UsageError("--legacy and --placement-dimensions apply to supply accounts only");
+    return { side: "demand", bidder_id: options.bidderId };
+  }
+  if (options.side === "supply") {
+    if (options.publisherId.length === 0) throw new UsageError("a supply account needs at least one --publisher-id ID");
+    if (options.bidderId !== undefined) throw new UsageError("--bidder-id applies to demand accounts only");
+    return { side: "supply", publisher_ids: options.publisherId, legacy: options.legacy === true, placement_dimensions: options.placementDimensions === true };
+  }
+  throw new UsageError(options.side === undefined ? "--side demand|supply is required" : `--side must be demand or supply, not ${JSON.stringify(options.side)}`);
+}
+
+export function register(program: Command): void {
+  const accounts = program
+    .command("accounts")
+    .description("create, list and revoke report accounts (the x-userid / x-authorization pairs of the report APIs)")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  $ adxkit accounts create --db ./data/adxkit.duckdb --side demand --bidder-id dsp-1
+  $ adxkit accounts create --db ./data/adxkit.duckdb --side supply --publisher-id pub-1 --publisher-id pub-2 --placement-dimensions
+  $ adxkit accounts list --db ./data/adxkit.duckdb
+  $ adxkit accounts revoke --db ./data/adxkit.duckdb u_0123456789ab`,
+    );
+
+  accounts
+    .command("create")
+    .description("create an account and print its credential, once: {\"userid\":…,\"authorization\":…}")
+    .option("--db <path>", "database file (its folder is created) or :memory:", DEFAULT_DB_PATH)
+    .option("--side <side>", "demand (report A) or supply (report B)")
+    .option("--bidder-id <id>", "demand: the bidder whose data the account reads")
+    .option("--publisher-id <id>", "supply: a publisher whose data the account reads (repeat for several)", collect, [])
+    .option("--legacy", "supply: an old account (reports must start after 2020-03-01)")
+    .option("--placement-dimensions", "supply: may use the placement_id and publisher_id dimensions")
+    .addHelpText(
+      "after",
+      `
+The authorization is printed once and stored only as a hash: keep it; it cannot be shown again.
+
+Examples:
+  $ adxkit accounts create --db ./data/adxkit.duckdb --side demand --bidder-id dsp-1
+  $ adxkit accounts create --db ./data/adxkit.duckdb --side supply --publisher-id pub-1 --legacy`,
+    )
+    .action(async (options: CreateOptions) => {
+      const account = newAccount(options);
+      const created = await withStore(options.db, (store) =>
+        store.createAccount(account).catch((error: unknown) => {
+          if (error instanceof StoreError && error.code === "ADX_ERR_STORE_ACCOUNT_INVALID") throw new UsageError(error.message);
+          throw error;
+        }),
+      );
+      process.stdout.write(`${JSON.stringify({ userid: created.userid, authorization: created.authorization })}\n`);
+    });
+
+  accounts
+    .command("list")
+    .description("print one JSON line per account (never a credential)")
+    .option("--db <path>", "database file (its folder is created) or :memory:", DEFAULT_DB_PATH)
+    .addHelpText(
+      "after",
+      `
+Examples:
+  $ adxkit accounts list --db ./data/adxkit.duckdb
+  $ adxkit accounts list --db ./data/adxkit.duckdb | grep '"revoked":false'`,
+    )
+    .action(async (options: { db: string }) => {
+      const list = await withStore(options.db, (store) => store.listAccounts());
+      for (const account of list) process.stdout.write(`${JSON.stringify(account)}\n`);
+    });
+
+  accounts
+    .command("revoke")
+    .description("revoke an account: its credential stops working at once (exit 1 when the userid is unknown)")
+    .argument("<userid>", "the account to revoke")
+    .option("--db <path>", "database file (its folder is created) or :memory:", DEFAULT_DB_PATH)
+    .addHelpText(
+      "after",
+      `
+Examples:
+  $ adxkit accounts revoke --db ./data/adxkit.duckdb u_0123456789ab`,
+    )
+    .action(async (userid: string, options: { db: string }) => {
+      const revoked = await withStore(options.db, (store) => store.revokeAccount(userid));
+      if (revoked) {
+        process.stdout.write(`${JSON.stringify({ userid, revoked: true })}\n`);
+        return;
+      }
+      process.stderr.write(`accounts revoke: no account ${JSON.stringify(userid)}\n`);
+      process.exitCode = 1;
+    });
+}

@@ -1,0 +1,89 @@
+/**
+ * Opening the DuckDB file and sharing its connections. A DuckDB connection runs one statement
+ * at a time, so concurrent calls each borrow their own from a small pool; every query runs on
+ * DuckDB's threads through the async API, never blocking the event loop.
+ */
+import { mkdir } from "node:fs/promises";
+import { dirname } from "node:path";
+import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
+import { StoreError } from "../errors.js";
+import { migrate } from "./migrations.js";
+
+/** Default number of pooled connections: enough for a few concurrent reports on a small machine. */
+export const DEFAULT_POOL_SIZE = 4;
+
+/** Hands out connections, one caller at a time each, and closes them when everyone is done. */
+export class ConnectionPool {
+  private readonly idle: DuckDBConnection[] = [];
+  private readonly all: DuckDBConnection[] = [];
+  private readonly waiting: ((connection: DuckDBConnection) => void)[] = [];
+  private busy = 0;
+  private closed = false;
+  private drained?: () => void;
+
+  constructor(
+    private readonly instance: DuckDBInstance,
+    private readonly size: number = DEFAULT_POOL_SIZE,
+  ) {}
+
+  /** Runs `work` with a connection of its own and gives the connection back afterwards. */
+  async use<T>(work: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+    const connection = await this.acquire();
+    try {
+      return await work(connection);
+    } finally {
+      this.release(connection);
+    }
+  }
+
+  private async acquire(): Promise<DuckDBConnection> {
+    if (this.closed) throw new StoreError("ADX_ERR_STORE_CLOSED", "the report store is closed");
+    this.busy++;
+    const ready = this.idle.pop();
+    if (ready) return ready;
+    if (this.all.length < this.size) {
+      try {
+        const connection = await this.instance.connect();
+        this.all.push(connection);
+        return connection;
+      } catch (error) {
+        this.busy--;
+        throw error;
+      }
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private release(connection: DuckDBConnection): void {
+    const next = this.waiting.shift();
+    if (next) return next(connection);
+    this.busy--;
+    this.idle.push(connection);
+    if (this.busy === 0) this.drained?.();
+  }
+
+  /** Refuses new work, waits for running work, then closes every connection and the database. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.busy > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+    for (const connection of this.all) connection.closeSync();
+    this.all.length = 0;
+    this.idle.length = 0;
+    this.instance.closeSync();
+  }
+}
+
+/** Opens (creating the folder of) a database file or `:memory:`, and brings its schema up to date. */
+export async function openDatabase(db: string, poolSize = DEFAULT_POOL_SIZE): Promise<ConnectionPool> {
+  if (db !== ":memory:" && !db.startsWith(":memory:")) await mkdir(dirname(db), { recursive: true });
+  const instance = await DuckDBInstance.create(db);
+  const pool = new ConnectionPool(instance, poolSize);
+  try {
+    await pool.use((connection) => migrate(connection));
+  } catch (error) {
+    await pool.close();
+    throw error;
+  }
+  return pool;
+}

@@ -1,0 +1,54 @@
+/** The DuckDB report store: one database file (or `:memory:`), a pool of connections, serialised loads. */
+import type { Account, Fact, NewAccount, ReportQuery, ReportResult, ReportStore } from "../store.js";
+import { createAccount, listAccounts, revokeAccount, verifyCredentials } from "./accounts.js";
+import { openDatabase, type ConnectionPool } from "./connection.js";
+import { createDictionaries, type Dictionaries } from "./dictionary.js";
+import { ingestFacts } from "./ingest.js";
+import { DictionaryNames } from "./names.js";
+import { runReport } from "./report.js";
+
+/** `ReportStore` on DuckDB. */
+export class DuckDBReportStore implements ReportStore {
+  private readonly dictionaries: Dictionaries = createDictionaries();
+  private readonly names = new DictionaryNames();
+  /** Loads run one after another: they share the dictionary caches. */
+  private loads: Promise<unknown> = Promise.resolve();
+
+  private constructor(private readonly pool: ConnectionPool) {}
+
+  /** Opens a database file (creating its folder) or `:memory:`, running migrations. */
+  static async open(db: string): Promise<DuckDBReportStore> {
+    return new DuckDBReportStore(await openDatabase(db));
+  }
+
+  async ingest(facts: Iterable<Fact> | AsyncIterable<Fact>): Promise<number> {
+    const load = this.loads.then(() => this.pool.use((connection) => ingestFacts(connection, this.dictionaries, facts)));
+    this.loads = load.catch(() => undefined);
+    const counts = await load;
+    return counts.supply + counts.demand;
+  }
+
+  report(query: ReportQuery): Promise<ReportResult> {
+    return this.pool.use((connection) => runReport(connection, this.names, query));
+  }
+
+  createAccount(a: NewAccount): Promise<{ userid: string; authorization: string }> {
+    return this.pool.use((connection) => createAccount(connection, a));
+  }
+
+  listAccounts(): Promise<Account[]> {
+    return this.pool.use((connection) => listAccounts(connection));
+  }
+
+  revokeAccount(userid: string): Promise<boolean> {
+    return this.pool.use((connection) => revokeAccount(connection, userid));
+  }
+
+  verifyCredentials(userid: string, authorization: string): Promise<Account | null> {
+    return this.pool.use((connection) => verifyCredentials(connection, userid, authorization));
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * The report store: hourly facts in, report rows out, plus the accounts that may read them.
+ * One small interface so the routes never see the engine; DuckDB implements it today
+ * (`duckdb/`), a ClickHouse backend can implement it later without touching the routes.
+ * Open one with `openStore` from `./index.js`.
+ */
+
+/** Which report interface a fact, query or account belongs to: A (demand) or B (supply). */
+export type Side = "demand" | "supply";
+
+/** One hour of one supply key (interface document 4.2, rows of 2.3 column B). */
+export interface SupplyFact {
+  side: "supply";
+  /** `YYYY-MM-DDThh:00:00`, UTC, on the hour. */
+  date_hour: string;
+  /** May be an empty string (interface document 2.3). */
+  publisher_id: string;
+  app_bundle_id: string;
+  placement_id: string;
+  ad_format: number;
+  platform: number;
+  /** ISO 3166-1 alpha-3. */
+  country: string;
+  request: number;
+  response: number;
+  impression: number;
+  /** USD. */
+  revenue: number;
+}
+
+/** One hour of one demand key (interface document 4.1, rows of 2.3 column A). */
+export interface DemandFact {
+  side: "demand";
+  date_hour: string;
+  bidder_id: string;
+  ad_format: number;
+  platform: number;
+  request: number;
+  response: number;
+  impression: number;
+  revenue: number;
+}
+
+/** A fact of either side. Facts with the same key add up. */
+export type Fact = SupplyFact | DemandFact;
+
+/** Report metrics (interface document 2.1). */
+export type Metric = "revenue" | "request" | "response" | "impression" | "fill_rate" | "render_rate" | "ecpm";
+
+/** Report dimensions (interface document 2.1); demand has date, date_hour, platform and ad_format only. */
+export type Dimension = "date" | "date_hour" | "platform" | "ad_format" | "app_bundle_id" | "country" | "placement_id" | "publisher_id";
+
+/** One report request, already validated and bound to the account that asked. */
+export interface ReportQuery {
+  side: Side;
+  /** `YYYY-MM-DDThh:mm:ss`, UTC; an hourly fact is included when start ≤ its hour ≤ end. */
+  start: string;
+  end: string;
+  /** Non-empty, de-duplicated, in requested order. */
+  metrics: Metric[];
+  /** De-duplicated, in requested order, may be empty (then exactly one total row). */
+  dimensions: Dimension[];
+  /**
+   * A row is kept only when its value is listed. An empty array means no filter. Demand facts
+   * carry only ad_format as a filter (interface document 4.1 rule 2); the other filters are
+   * ignored on the demand side.
+   */
+  filters: { ad_format?: number[]; platform?: number[]; placement_id?: string[]; app_bundle_id?: string[]; country?: string[] };
+  /** 1..50000. */
+  limit: number;
+  /** The account's own data only. */
+  scope: { bidder_id: string } | { publisher_ids: string[] };
+}
+
+/** One report row: exactly the requested dimensions and metrics, keyed by name. */
+export type ReportRow = Record<string, string | number>;
+
+/** Rows after the limit, and how many there were before it. */
+export interface ReportResult {
+  total: number;
+  rows: ReportRow[];
+}
+
+/** A report account, without its credential. */
+export interface Account {
+  userid: string;
+  side: Side;
+  bidder_id?: string;
+  publisher_ids?: string[];
+  /** An old account: supply reports must start after 2020-03-01 (interface document 7, code -5). */
+  legacy: boolean;
+  /** May use the placement_id and publisher_id dimensions (interface document 2.1). */
+  placement_dimensions: boolean;
+  /** ISO 8601, UTC, e.g. `2026-11-23T09:30:00.000Z`. */
+  created_at: string;
+  revoked: boolean;
+}
+
+/** What `createAccount` needs: demand takes one bidder_id, supply one or more publisher_ids. */
+export interface NewAccount {
+  side: Side;
+  bidder_id?: string;
+  publisher_ids?: string[];
+  legacy?: boolean;
+  placement_dimensions?: boolean;
+}
+
+/** The store every route and command talks to. */
+export interface ReportStore {
+  /**
+   * Loads facts; all-or-nothing: an invalid fact (a `FactError` naming its 1-based position)
+   * or any failure loads none of them. Returns how many were loaded.
+   */
+  ingest(facts: Iterable<Fact> | AsyncIterable<Fact>): Promise<number>;
+  /** Runs one report on the account's own data. Throws `StoreError` for a malformed query. */
+  report(query: ReportQuery): Promise<ReportResult>;
+  /** Creates an account; the authorization credential is returned here once and never again. */
+  createAccount(a: NewAccount): Promise<{ userid: string; authorization: string }>;
+  /** Every account, oldest first, without credentials. */
+  listAccounts(): Promise<Account[]>;
+  /** Revokes an account; false when the userid is unknown. */
+  revokeAccount(userid: string): Promise<boolean>;
+  /** The account when the pair is right and not revoked, else null. */
+  verifyCredentials(userid: string, authorization: string): Promise<Account | null>;
+  /** Waits for running calls, then frees the engine; later calls fail with `ADX_ERR_STORE_CLOSED`. */
+  close(): Promise<void>;
+}
+
+/** Options of `openStore`. */
+export interface StoreOptions {
+  /** A database file (its folder is created) or `:memory:`. */
+  db: string;
+}

@@ -1,0 +1,80 @@
+// Accounts: created once with a credential, verified in constant time, revoked, never leaking the credential.
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openStore, type ReportStore } from "../../service/store/index.js";
+
+let store: ReportStore;
+beforeEach(async () => {
+  store = await openStore({ db: ":memory:" });
+});
+afterEach(async () => {
+  await store.close();
+});
+
+describe("accounts", () => {
+  it("creates a supply account whose credential verifies", async () => {
+    const { userid, authorization } = await store.createAccount({ side: "supply", publisher_ids: ["pub-1", "pub-2", "pub-1"], legacy: true, placement_dimensions: true });
+    expect(userid).toMatch(/^u_[0-9a-f]{12}$/);
+    // 32 random bytes, base64url: 43 characters, 256 bits.
+    expect(authorization).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const account = await store.verifyCredentials(userid, authorization);
+    expect(account).toMatchObject({ userid, side: "supply", publisher_ids: ["pub-1", "pub-2"], legacy: true, placement_dimensions: true, revoked: false });
+    expect(account?.bidder_id).toBeUndefined();
+    expect(account?.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+  });
+
+  it("creates a demand account", async () => {
+    const { userid, authorization } = await store.createAccount({ side: "demand", bidder_id: "dsp-1" });
+    expect(await store.verifyCredentials(userid, authorization)).toMatchObject({ side: "demand", bidder_id: "dsp-1", legacy: false, placement_dimensions: false });
+  });
+
+  it("gives every account its own userid and credential", async () => {
+    const a = await store.createAccount({ side: "demand", bidder_id: "dsp-1" });
+    const b = await store.createAccount({ side: "demand", bidder_id: "dsp-1" });
+    expect(a.userid).not.toBe(b.userid);
+    expect(a.authorization).not.toBe(b.authorization);
+    expect(await store.verifyCredentials(a.userid, b.authorization)).toBeNull();
+  });
+
+  it("refuses a wrong credential, an unknown userid and odd inputs", async () => {
+    const { userid, authorization } = await store.createAccount({ side: "demand", bidder_id: "dsp-1" });
+    expect(await store.verifyCredentials(userid, `${authorization}x`)).toBeNull();
+    expect(await store.verifyCredentials(userid, "")).toBeNull();
+    expect(await store.verifyCredentials("u_000000000000", authorization)).toBeNull();
+    expect(await store.verifyCredentials("", authorization)).toBeNull();
+    expect(await store.verifyCredentials("u".repeat(10_000), authorization)).toBeNull();
+    expect(await store.verifyCredentials("' OR 1=1 --", authorization)).toBeNull();
+  });
+
+  it("lists accounts without any credential or hash", async () => {
+    const created = await store.createAccount({ side: "supply", publisher_ids: ["pub-1"] });
+    await store.createAccount({ side: "demand", bidder_id: "dsp-9" });
+    const list = await store.listAccounts();
+    expect(list.map((a) => a.side)).toEqual(["supply", "demand"]);
+    const text = JSON.stringify(list);
+    expect(text).not.toContain(created.authorization);
+    expect(text).not.toMatch(/token|hash|authorization/);
+    for (const account of list) expect(Object.keys(account).sort()).toEqual(expect.arrayContaining(["userid", "side", "legacy", "placement_dimensions", "created_at", "revoked"]));
+  });
+
+  it("revokes: the credential stops working, the account stays listed", async () => {
+    const { userid, authorization } = await store.createAccount({ side: "demand", bidder_id: "dsp-1" });
+    expect(await store.revokeAccount(userid)).toBe(true);
+    expect(await store.verifyCredentials(userid, authorization)).toBeNull();
+    expect(await store.revokeAccount(userid)).toBe(true);
+    expect((await store.listAccounts())[0]).toMatchObject({ userid, revoked: true });
+    expect(await store.revokeAccount("u_unknown")).toBe(false);
+  });
+
+  it.each([
+    ["supply without publisher ids", { side: "supply" }],
+    ["supply with an empty list", { side: "supply", publisher_ids: [] }],
+    ["supply with a bidder id", { side: "supply", publisher_ids: ["pub-1"], bidder_id: "dsp-1" }],
+    ["demand without a bidder id", { side: "demand" }],
+    ["demand with publisher ids", { side: "demand", bidder_id: "dsp-1", publisher_ids: ["pub-1"] }],
+    ["demand with a supply flag", { side: "demand", bidder_id: "dsp-1", legacy: true }],
+    ["an unknown side", { side: "both", bidder_id: "dsp-1" }],
+  ])("refuses %s", async (_name, account) => {
+    await expect(store.createAccount(account as never)).rejects.toMatchObject({ code: "ADX_ERR_STORE_ACCOUNT_INVALID" });
+    expect(await store.listAccounts()).toEqual([]);
+  });
+});

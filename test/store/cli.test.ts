@@ -1,0 +1,159 @@
+// The ingest, seed and accounts commands, run in-process through commander (no child processes).
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { register as registerAccounts } from "../../service/cli/commands/accounts.js";
+import { register as registerIngest } from "../../service/cli/commands/ingest.js";
+import { register as registerSeed } from "../../service/cli/commands/seed.js";
+import { openStore } from "../../service/store/index.js";
+import { jsonLines, runCli, supplyQuery, demandQuery } from "./helpers.js";
+
+const commands = [registerIngest, registerSeed, registerAccounts];
+const run = (...argv: string[]) => runCli(commands, argv);
+
+let dir: string;
+let db: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "adxkit-cli-"));
+  db = join(dir, "data", "adxkit.duckdb");
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Reads one report from the database the commands wrote. */
+async function report(query = supplyQuery({ metrics: ["request"] })) {
+  const store = await openStore({ db });
+  try {
+    return (await store.report(query)).rows;
+  } finally {
+    await store.close();
+  }
+}
+
+const supplyLine =
+  '{"side":"supply","date_hour":"2026-10-01T05:00:00","publisher_id":"pub-1","app_bundle_id":"com.example.app","placement_id":"pl-1","ad_format":1,"platform":2,"country":"USA","request":100,"response":80,"impression":60,"revenue":1.23}';
+const demandLine = '{"side":"demand","date_hour":"2026-10-01T05:00:00","bidder_id":"dsp-1","ad_format":3,"platform":1,"request":100,"response":50,"impression":20,"revenue":0.9}';
+
+describe("adxkit ingest", () => {
+  it("loads an NDJSON file, skipping blank lines, and prints a summary", async () => {
+    const file = join(dir, "facts.ndjson");
+    await writeFile(file, `${supplyLine}\n\n${supplyLine}\r\n   \n${demandLine}\n`);
+    const result = await run("ingest", "--db", db, file);
+    expect(result.exitCode).toBe(0);
+    const [summary] = jsonLines(result.stdout);
+    expect(summary).toMatchObject({ ingested: 3 });
+    expect(typeof summary.seconds).toBe("number");
+    expect(await report()).toEqual([{ request: 200 }]);
+    expect(await report(demandQuery({ metrics: ["request"] }))).toEqual([{ request: 100 }]);
+  });
+
+  it("reports every bad line with its number and reason, loads nothing, exits 1", async () => {
+    const file = join(dir, "bad.ndjson");
+    const lines = [supplyLine, "", supplyLine.replace('"request":100', '"request":-1'), "not json", demandLine.replace('"side":"demand"', '"side":"dsp"'), supplyLine];
+    await writeFile(file, lines.join("\n"));
+    const result = await run("ingest", "--db", db, file);
+    expect(result.exitCode).toBe(1);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain(`${file}:3: field "request" must be a non-negative integer`);
+    expect(result.stderr).toContain(`${file}:4: not valid JSON`);
+    expect(result.stderr).toContain(`${file}:5: unknown side "dsp"`);
+    expect(result.stderr).toContain("3 bad lines");
+    expect(result.stderr).toContain("nothing was loaded");
+    expect(await report()).toEqual([{ request: 0 }]);
+  });
+
+  it("exits 2 for a file that cannot be read", async () => {
+    const result = await run("ingest", "--db", db, join(dir, "missing.ndjson"));
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toMatch(/cannot read .*missing\.ndjson: ENOENT/);
+  });
+});
+
+describe("adxkit seed", () => {
+  it("loads deterministic traffic and prints what it made", async () => {
+    const result = await run("seed", "--db", db, "--days", "2", "--rows", "300", "--seed", "5");
+    expect(result.exitCode).toBe(0);
+    expect(jsonLines(result.stdout)[0]).toMatchObject({ supply: 300, demand: 30, start: "2026-10-30T00:00:00", end: "2026-10-31T23:00:00" });
+    const first = await report(supplyQuery({ metrics: ["request", "revenue"], scope: { publisher_ids: Array.from({ length: 10 }, (_, i) => `pub-${i + 1}`) } }));
+    expect(first[0].request).toBeGreaterThan(0);
+
+    // The same seed into a fresh database gives the same numbers.
+    const again = join(dir, "again.duckdb");
+    await run("seed", "--db", again, "--days", "2", "--rows", "300", "--seed", "5");
+    const store = await openStore({ db: again });
+    const second = (await store.report(supplyQuery({ metrics: ["request", "revenue"], scope: { publisher_ids: Array.from({ length: 10 }, (_, i) => `pub-${i + 1}`) } }))).rows;
+    await store.close();
+    expect(second).toEqual(first);
+  });
+
+  it.each([
+    ["--days missing", ["--rows", "10"]],
+    ["--days not a number", ["--days", "x", "--rows", "10"]],
+    ["--days 0", ["--days", "0", "--rows", "10"]],
+    ["a bad --end", ["--days", "1", "--rows", "10", "--end", "2026-13-01"]],
+  ])("exits 2 for %s", async (_name, args) => {
+    const result = await run("seed", "--db", db, ...args);
+    expect(result.exitCode).toBe(2);
+  });
+});
+
+describe("adxkit accounts", () => {
+  it("creates, lists and revokes accounts; the credential is printed once and works", async () => {
+    const created = await run("accounts", "create", "--db", db, "--side", "supply", "--publisher-id", "pub-1", "--publisher-id", "pub-2", "--legacy", "--placement-dimensions");
+    expect(created.exitCode).toBe(0);
+    const [{ userid, authorization }] = jsonLines(created.stdout);
+    expect(Object.keys(jsonLines(created.stdout)[0])).toEqual(["userid", "authorization"]);
+
+    const demand = await run("accounts", "create", "--db", db, "--side", "demand", "--bidder-id", "dsp-1");
+    expect(demand.exitCode).toBe(0);
+
+    const listed = await run("accounts", "list", "--db", db);
+    expect(listed.exitCode).toBe(0);
+    const accounts = jsonLines(listed.stdout);
+    expect(accounts).toHaveLength(2);
+    expect(accounts[0]).toMatchObject({ userid, side: "supply", publisher_ids: ["pub-1", "pub-2"], legacy: true, placement_dimensions: true, revoked: false });
+    expect(accounts[1]).toMatchObject({ side: "demand", bidder_id: "dsp-1" });
+    expect(listed.stdout).not.toContain(authorization);
+    expect(listed.stdout).not.toMatch(/hash|token|authorization/);
+
+    let store = await openStore({ db });
+    expect(await store.verifyCredentials(userid, authorization)).not.toBeNull();
+    await store.close();
+
+    const revoked = await run("accounts", "revoke", "--db", db, userid);
+    expect(revoked.exitCode).toBe(0);
+    store = await openStore({ db });
+    expect(await store.verifyCredentials(userid, authorization)).toBeNull();
+    await store.close();
+  });
+
+  it("exits 1 when revoking an unknown userid", async () => {
+    const result = await run("accounts", "revoke", "--db", db, "u_nobody");
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain('no account "u_nobody"');
+  });
+
+  it.each([
+    ["supply without a publisher id", ["--side", "supply"], /needs at least one --publisher-id/],
+    ["demand without a bidder id", ["--side", "demand"], /needs --bidder-id/],
+    ["demand with a publisher id", ["--side", "demand", "--bidder-id", "dsp-1", "--publisher-id", "pub-1"], /supply accounts only/],
+    ["supply with a bidder id", ["--side", "supply", "--publisher-id", "pub-1", "--bidder-id", "dsp-1"], /demand accounts only/],
+    ["no side", ["--bidder-id", "dsp-1"], /--side demand\|supply is required/],
+    ["an unknown side", ["--side", "both"], /--side must be demand or supply/],
+  ])("exits 2 for %s", async (_name, args, message) => {
+    const result = await run("accounts", "create", "--db", db, ...args);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toMatch(message);
+    expect(result.stdout).toBe("");
+  });
+
+  it("documents every command with examples", async () => {
+    for (const argv of [["ingest"], ["seed"], ["accounts"], ["accounts", "create"], ["accounts", "list"], ["accounts", "revoke"]]) {
+      const result = await run(...argv, "--help");
+      expect(result.exitCode).toBe(0);
+      expect(result.stdout).toMatch(/Examples:\n {2}\$ adxkit /);
+    }
+  });
+});
