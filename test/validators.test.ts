@@ -1,0 +1,315 @@
+// Data-driven tests of the generated validators, their code-list API and the `adxkit validate` CLI.
+//
+// Fixtures: test/fixtures/<kind>/valid/<desc>.json must validate with no error (strict mode);
+// test/fixtures/<kind>/invalid/<rule>--<desc>.json breaks exactly one rule, named by the file name
+// before "--". Bid responses are cross-checked against test/fixtures/bid-response/request.json
+// (imp "1" banner, "2" video, "3" native; cur USD and EUR), which is not itself a fixture case.
+import { describe, it, expect } from "vitest";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  AuctionType,
+  Platform,
+  iab,
+  lenientRules,
+  namedRules,
+  validationRules,
+  validators,
+  type ValidationIssue,
+  type ValidationResult,
+} from "../generated/index.js";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const FIXTURES = fileURLToPath(new URL("./fixtures/", import.meta.url));
+const KINDS = [
+  "bid-request",
+  "bid-response",
+  "native-request",
+  "native-response",
+  "demand-report-request",
+  "supply-report-request",
+] as const;
+type Kind = (typeof KINDS)[number];
+
+/** The request every bid-response fixture answers. */
+const RESPONSE_REQUEST_FILE = join(FIXTURES, "bid-response", "request.json");
+const responseRequest: unknown = JSON.parse(readFileSync(RESPONSE_REQUEST_FILE, "utf8"));
+
+/** Rules that lenient mode reports as warnings (spec/errors.yaml: severity codelist or lenient-warning). */
+const LENIENT_RULES = ["codelist", "iab-category-exists", "native-request-object", "companionad-array"];
+
+interface Fixture {
+  kind: Kind;
+  name: string;
+  file: string;
+  payload: unknown;
+  /** Invalid fixtures: the rule the file breaks (its name before "--"). */
+  rule?: string;
+}
+
+function readFixtures(kind: Kind, folder: "valid" | "invalid"): Fixture[] {
+  const dir = join(FIXTURES, kind, folder);
+  return readdirSync(dir)
+    .filter((name) => name.endsWith(".json"))
+    .sort()
+    .map((name) => ({
+      kind,
+      name,
+      file: join(dir, name),
+      payload: JSON.parse(readFileSync(join(dir, name), "utf8")),
+      rule: folder === "invalid" ? name.split("--")[0] : undefined,
+    }));
+}
+
+const validFixtures = KINDS.flatMap((kind) => readFixtures(kind, "valid"));
+const invalidFixtures = KINDS.flatMap((kind) => readFixtures(kind, "invalid"));
+
+function validate(fixture: Fixture, lenient: boolean): ValidationResult {
+  const request = fixture.kind === "bid-response" ? responseRequest : undefined;
+  return validators[fixture.kind](fixture.payload, request, { lenient });
+}
+
+const rulesOf = (issues: readonly ValidationIssue[]) => [...new Set(issues.map((issue) => issue.rule))].sort();
+
+/** Issues inside the native payload carried by a bid request: lenient mode makes every one a warning. */
+const embeddedNative = /^\/imp\/\d+\/native\/request\//;
+
+/** Whether lenient mode accepts an invalid fixture: a lenient rule, or only issues inside the embedded native payload. */
+function lenientAccepts(fixture: Fixture, strictErrors: readonly ValidationIssue[]): boolean {
+  if (LENIENT_RULES.includes(fixture.rule!)) return true;
+  return fixture.kind === "bid-request" && strictErrors.every((issue) => embeddedNative.test(issue.path));
+}
+
+describe("fixtures", () => {
+  it("meet the minimum counts: at least 30 valid and 60 invalid, every kind represented", () => {
+    expect(validFixtures.length).toBeGreaterThanOrEqual(30);
+    expect(invalidFixtures.length).toBeGreaterThanOrEqual(60);
+    for (const kind of KINDS) {
+      expect(validFixtures.filter((f) => f.kind === kind).length, `${kind} valid`).toBeGreaterThan(0);
+      expect(invalidFixtures.filter((f) => f.kind === kind).length, `${kind} invalid`).toBeGreaterThan(0);
+    }
+  });
+
+  it("name rules that spec/errors.yaml declares", () => {
+    const known = new Set([...validationRules.map((r) => r.id), ...namedRules.map((r) => r.id)]);
+    const unknown = invalidFixtures.filter((f) => !known.has(f.rule!)).map((f) => `${f.kind}/invalid/${f.name}`);
+    expect(unknown).toEqual([]);
+  });
+
+  it("bid-response/request.json is a valid bid request with imps 1 (banner), 2 (video), 3 (native) and cur USD, EUR", () => {
+    const request = responseRequest as { imp: { id: string }[]; cur: string[] };
+    expect(validators["bid-request"](request)).toEqual({ valid: true, errors: [], warnings: [] });
+    expect(request.imp.map((imp) => imp.id)).toEqual(["1", "2", "3"]);
+    expect(request.cur).toEqual(["USD", "EUR"]);
+  });
+
+  it("lenient rules of the generated validators are the documented ones", () => {
+    expect([...lenientRules].sort()).toEqual([...LENIENT_RULES].sort());
+  });
+});
+
+describe.each(KINDS)("%s", (kind) => {
+  const valid = validFixtures.filter((f) => f.kind === kind);
+  const invalid = invalidFixtures.filter((f) => f.kind === kind);
+
+  it.each(valid.map((f) => [f.name, f] as const))("valid/%s is valid in strict mode", (_name, fixture) => {
+    const result = validate(fixture, false);
+    expect(result.errors).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(result.warnings).toEqual([]);
+  });
+
+  it.each(invalid.map((f) => [f.name, f] as const))("invalid/%s is rejected in strict mode by its rule alone", (_name, fixture) => {
+    const result = validate(fixture, false);
+    expect(result.valid).toBe(false);
+    expect(result.errors.some((issue) => issue.rule === fixture.rule)).toBe(true);
+    // The fixture breaks exactly one rule: every error carries it.
+    expect(rulesOf(result.errors)).toEqual([fixture.rule]);
+    for (const issue of result.errors) {
+      expect(issue.path === "" || issue.path.startsWith("/")).toBe(true);
+      expect(issue.message).not.toBe("");
+    }
+  });
+
+  it.each(invalid.map((f) => [f.name, f] as const))("invalid/%s in lenient mode", (_name, fixture) => {
+    const strict = validate(fixture, false);
+    const lenient = validate(fixture, true);
+    if (lenientAccepts(fixture, strict.errors)) {
+      expect(lenient.errors).toEqual([]);
+      expect(lenient.valid).toBe(true);
+      expect(lenient.warnings.some((issue) => issue.rule === fixture.rule)).toBe(true);
+    } else {
+      expect(lenient.valid).toBe(false);
+      expect(lenient.errors.some((issue) => issue.rule === fixture.rule)).toBe(true);
+    }
+  });
+});
+
+describe("lenient table", () => {
+  // The lenient cases, spelled out: a regression that turns one of them into an error (or the
+  // other way round) shows here by name.
+  const lenientCases = () =>
+    invalidFixtures.filter((f) => lenientAccepts(f, validate(f, false).errors)).map((f) => `${f.kind}/${f.name}`);
+
+  it("covers every lenient rule and the embedded native payload", () => {
+    const cases = lenientCases();
+    for (const rule of LENIENT_RULES) expect(cases.some((name) => name.split("/")[1].startsWith(`${rule}--`)), rule).toBe(true);
+    expect(cases).toContain("bid-request/native-context-subtype--embedded-payload-content-with-social-subtype.json");
+    expect(cases).toContain("bid-request/native-asset-id-unique--embedded-payload-two-assets-id-2.json");
+  });
+
+  it("keeps native payload problems outside the payload as errors (native-request-json)", () => {
+    expect(lenientCases().filter((name) => name.includes("native-request-json--"))).toEqual([]);
+  });
+});
+
+describe("code-list API", () => {
+  it("Platform: members, labels, deprecation, parsing", () => {
+    expect(Platform.Android).toBe(2);
+    expect(Platform.label(3)).toBe("Other");
+    expect(Platform.isDeprecated(3)).toBe(true);
+    expect(Platform.isDeprecated(2)).toBe(false);
+    expect(Platform.parse("android")).toBe(2);
+    expect(Platform.parse("Roku-type streaming device")).toBe(12);
+    expect(Platform.parse("nope")).toBeUndefined();
+    expect(Platform.has(7)).toBe(false);
+  });
+
+  it("AuctionType is an open list: values above 500 are exchange-specific", () => {
+    expect(AuctionType.FirstPrice).toBe(1);
+    expect(AuctionType.has(1)).toBe(true);
+    expect(AuctionType.has(501)).toBe(true);
+    expect(AuctionType.has(500)).toBe(false);
+    expect(AuctionType.has(3)).toBe(false);
+  });
+
+  it("iab: existence, hierarchy and block lists", () => {
+    expect(iab.isCategory("IAB19-15")).toBe(true);
+    expect(iab.label("IAB19-15")).toBe("");
+    expect(iab.isCategory("IAB27")).toBe(false);
+    expect(iab.isCategory("IAB24-1")).toBe(false);
+    expect(iab.isCategory("IAB19-37")).toBe(false);
+    expect(iab.parent("IAB1-2")).toBe("IAB1");
+    expect(iab.parent("IAB1")).toBeUndefined();
+    expect(iab.isBlockedBy("IAB1-2", ["IAB1"])).toBe(true);
+    expect(iab.isBlockedBy("IAB1", ["IAB1-2"])).toBe(false);
+    expect(iab.isBlockedBy("IAB1-2", new Set(["IAB1-2"]))).toBe(true);
+    expect(iab.children("IAB24")).toEqual([]);
+    expect(iab.children("IAB1")).toHaveLength(7);
+  });
+});
+
+describe("adxkit validate (CLI)", () => {
+  const bin = join(ROOT, "bin", "adxkit.js");
+  const run = (args: string[], input?: string) => {
+    const result = spawnSync(process.execPath, [bin, "validate", ...args], { cwd: ROOT, input, encoding: "utf8", timeout: 60_000 });
+    return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+  };
+  const fixture = (kind: Kind, folder: "valid" | "invalid", name: string) => join(FIXTURES, kind, folder, `${name}.json`);
+  const expectUsageError = (result: { code: number | null; stderr: string }) => {
+    expect(result.code).toBe(2);
+    const lines = result.stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  };
+
+  it("is built (npm test builds dist/ first)", () => {
+    expect(existsSync(join(ROOT, "dist", "service", "cli", "main.js"))).toBe(true);
+  });
+
+  it("exits 0 when every file is valid", () => {
+    const files = validFixtures.filter((f) => f.kind === "bid-request").map((f) => f.file);
+    const result = run(["bid-request", ...files]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout.split("\n").filter((line) => line.startsWith("valid")).length).toBe(files.length);
+  });
+
+  it("exits 1 when any file is invalid, naming the file and the rule", () => {
+    const bad = fixture("bid-request", "invalid", "range--geo-lat-above-90");
+    const result = run(["bid-request", fixture("bid-request", "valid", "banner-minimal"), bad]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(`INVALID ${bad}`);
+    expect(result.stdout).toContain("[range]");
+    expect(result.stdout).toContain("/device/geo/lat");
+  });
+
+  it("exits 2 with one line on stderr for an unknown kind", () => {
+    expectUsageError(run(["bid-requets", fixture("bid-request", "valid", "banner-minimal")]));
+  });
+
+  it("exits 2 with one line on stderr for an unreadable file", () => {
+    const result = run(["bid-request", join(FIXTURES, "does-not-exist.json")]);
+    expectUsageError(result);
+    expect(result.stdout).toBe("");
+  });
+
+  it("exits 2 with one line on stderr for a file that is not JSON", () => {
+    const dir = mkdtempSync(join(tmpdir(), "adxkit-cli-"));
+    try {
+      const file = join(dir, "broken.json");
+      writeFileSync(file, '{"id": "r1", "imp": [');
+      const result = run(["bid-request", fixture("bid-request", "valid", "banner-minimal"), file]);
+      expectUsageError(result);
+      expect(result.stderr).toContain("broken.json");
+      // Every file is read before any verdict: no partial output.
+      expect(result.stdout).toBe("");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("--json prints one JSON line per file: {file, valid, errors, warnings}", () => {
+    const good = fixture("bid-request", "valid", "banner-minimal");
+    const bad = fixture("bid-request", "invalid", "imp-id-unique--two-imps-with-id-1");
+    const result = run(["bid-request", good, bad, "--json"]);
+    expect(result.code).toBe(1);
+    const lines = result.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toEqual({ file: good, valid: true, errors: [], warnings: [] });
+    expect(Object.keys(lines[1]).sort()).toEqual(["errors", "file", "valid", "warnings"]);
+    expect(lines[1].file).toBe(bad);
+    expect(lines[1].valid).toBe(false);
+    expect(lines[1].errors).toEqual([expect.objectContaining({ path: "/imp/1/id", rule: "imp-id-unique" })]);
+  });
+
+  it("reads standard input for -", () => {
+    const ok = run(["bid-request", "-", "--json"], readFileSync(fixture("bid-request", "valid", "banner-minimal"), "utf8"));
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout)).toEqual({ file: "-", valid: true, errors: [], warnings: [] });
+    const bad = run(["bid-request", "-"], JSON.stringify({ id: "r1", imp: [] }));
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toContain("[items]");
+  });
+
+  it("--lenient turns a code-list error into a warning", () => {
+    const file = fixture("bid-request", "invalid", "codelist--banner-pos-99");
+    const strict = run(["bid-request", file, "--json"]);
+    expect(strict.code).toBe(1);
+    expect(JSON.parse(strict.stdout).errors).toEqual([expect.objectContaining({ path: "/imp/0/banner/pos", rule: "codelist" })]);
+    const lenient = run(["bid-request", file, "--json", "--lenient"]);
+    expect(lenient.code).toBe(0);
+    const line = JSON.parse(lenient.stdout);
+    expect(line.valid).toBe(true);
+    expect(line.errors).toEqual([]);
+    expect(line.warnings).toEqual([expect.objectContaining({ path: "/imp/0/banner/pos", rule: "codelist" })]);
+  });
+
+  it("--request applies the cross-checks of a bid response", () => {
+    const file = fixture("bid-response", "invalid", "bid-impid-exists--impid-4");
+    expect(run(["bid-response", file]).code).toBe(0);
+    const checked = run(["bid-response", file, "--request", RESPONSE_REQUEST_FILE, "--json"]);
+    expect(checked.code).toBe(1);
+    expect(JSON.parse(checked.stdout).errors).toEqual([expect.objectContaining({ path: "/seatbid/0/bid/0/impid", rule: "bid-impid-exists" })]);
+    const other = run(["bid-response", fixture("bid-response", "invalid", "response-id-matches--answers-another-request"), "--request", RESPONSE_REQUEST_FILE]);
+    expect(other.code).toBe(1);
+    expect(other.stdout).toContain("[response-id-matches]");
+  });
+
+  it("--request is refused for other kinds (exit 2)", () => {
+    expectUsageError(run(["bid-request", fixture("bid-request", "valid", "banner-minimal"), "--request", RESPONSE_REQUEST_FILE]));
+  });
+});
