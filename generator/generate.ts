@@ -5,6 +5,7 @@ import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { emitClient } from "./emit/client.js";
 import { emitCodelists } from "./emit/codelists.js";
+import { emitDocs } from "./emit/docs.js";
 import { emitErrors } from "./emit/errors.js";
 import { emitIndex } from "./emit/index.js";
 import { emitStubs } from "./emit/stubs.js";
@@ -30,6 +31,7 @@ export const emitters: Emitter[] = [
   { name: "stubs", emit: emitStubs },
   { name: "client", emit: emitClient },
   { name: "index", emit: emitIndex },
+  { name: "docs", emit: emitDocs },
 ];
 
 export interface GenerateResult {

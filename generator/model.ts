@@ -65,6 +65,8 @@ export interface ValidatorModel {
   codeRules: string[];
   /** True when the kind takes the request it answers (cross-checks). */
   takesRequest: boolean;
+  /** A wrapper property accepted around the document (Native 1.0's `{"native": {...}}`). */
+  unwrap?: string;
 }
 
 export interface ReportStatusModel {
@@ -141,7 +143,16 @@ export interface ApiModel {
   webhooks: OperationModel[];
 }
 
+/** A substitution macro of part 2.7 (spec/openapi/bidding.yaml, components.x-macros). */
+export interface MacroModel {
+  macro: string;
+  /** Name of the value it is replaced with, as the exchange calls it. */
+  field: string;
+  source: string;
+}
+
 export interface Model {
+  macros: MacroModel[];
   codelists: CodelistModel[];
   schemas: SchemaModel[];
   validators: ValidatorModel[];
@@ -234,6 +245,7 @@ export function buildModel(spec: LoadedSpec): Model {
         schemaId: s.$id,
         codeRules,
         takesRequest: s.schema["x-validator-takes-request"] === true,
+        unwrap: s.schema["x-validator-unwrap"],
       };
     })
     .sort((a, b) => a.kind.localeCompare(b.kind));
@@ -252,13 +264,21 @@ export function buildModel(spec: LoadedSpec): Model {
     };
   });
 
+  const macros: MacroModel[] = spec.openapi
+    .flatMap((file) => file.data.components?.["x-macros"] ?? [])
+    .map((m: any) => ({ macro: m.macro, field: m.field, source: m.source }));
+  for (const m of macros) {
+    if (!/^\$\{[A-Z_]+\}$/.test(m.macro ?? "") || typeof m.field !== "string" || typeof m.source !== "string") {
+      problems.push(`openapi: x-macros entry ${JSON.stringify(m)} needs macro \${NAME}, field and source`);
+    }
+  }
   if (problems.length) throw new SpecError(problems);
   const sources = [...spec.schemas, ...spec.codelists, ...spec.openapi, spec.errors]
     .map((f) => ({ specPath: f.specPath, text: f.text }))
     .sort((a, b) => a.specPath.localeCompare(b.specPath));
   const hash = createHash("sha256");
   for (const source of sources) hash.update(source.specPath).update("\0").update(source.text).update("\0");
-  return { codelists, schemas, validators, errors, apis, sources, specHash: hash.digest("hex") };
+  return { macros, codelists, schemas, validators, errors, apis, sources, specHash: hash.digest("hex") };
 }
 
 /** x- keywords the generator understands; any other is a typo and fails the load. */
@@ -269,6 +289,7 @@ export const knownExtensions = new Set([
   "x-rules",
   "x-validator",
   "x-validator-takes-request",
+  "x-validator-unwrap",
   "x-adxkit-choice",
   "x-deprecated",
   "x-examples",

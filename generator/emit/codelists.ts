@@ -13,6 +13,6 @@ export function emitCodelists(model: Model, render: Render): GeneratedFile[] {
       isIab: list.id === "iab-category",
     }),
   }));
-  files.push({ path: "codelists/index.ts", contents: render("codelists/index", { lists: model.codelists }) });
+  files.push({ path: "codelists/index.ts", contents: render("codelists/index", { lists: model.codelists, hasIab: model.codelists.some((l) => l.id === "iab-category") }) });
   return files;
 }

@@ -48,6 +48,9 @@ export function anchorId(prefix: string, text: string | number): string {
   return `${prefix}-${String(text).replace(/[^A-Za-z0-9_-]/g, "_")}`;
 }
 
+/** Anchor of a field row: `field-imp`, `field-status__code` (array brackets dropped). */
+export const fieldAnchor = (name: string) => anchorId("field", name.replace(/\[\]/g, "").replace(/\./g, "__"));
+
 /** Escapes every string of a view except the values of keys ending in `Html` (already markup). */
 function escapeView(value: unknown, key = ""): unknown {
   if (typeof value === "string") return key.endsWith("Html") ? value : escapeHtml(value);
@@ -59,7 +62,7 @@ function escapeView(value: unknown, key = ""): unknown {
 }
 
 const firstSentence = (text: string) => {
-  const m = /^(.+?[.:;])(\s|$)/s.exec(text.trim());
+  const m = /^(.+?[.;])(\s|$)/s.exec(text.trim());
   const s = (m ? m[1] : text.trim()).replace(/\s+/g, " ");
   return s.length > 140 ? `${s.slice(0, 137)}…` : s;
 };
@@ -81,6 +84,8 @@ interface DocField {
   depth: number;
   type: string;
   refs: string[];
+  /** Refs the field makes itself (`$ref`, `items.$ref`), not through nested objects. */
+  direct: string[];
   description: string;
   flag: "required" | "recommended" | "optional";
   default?: unknown;
@@ -123,7 +128,6 @@ interface Site {
   apiRoots: Map<string, string[]>;
   ruleUses: Map<string, { schema: string; field?: string }[]>;
   codelistUses: Map<string, { schema: string; field: string }[]>;
-  namedRuleIds: Set<string>;
 }
 
 const schemaPath = (id: string) => `objects/${id}.html`;
@@ -149,6 +153,11 @@ function refsUnder(node: unknown, byFile: Map<string, SchemaModel>): string[] {
   };
   visit(node);
   return [...new Set(out)];
+}
+
+/** Refs a property makes itself: its own `$ref` or that of its items. */
+function directRefs(node: any, byFile: Map<string, SchemaModel>): string[] {
+  return [node?.$ref, node?.items?.$ref].filter((r): r is string => typeof r === "string" && byFile.has(r)).map((r) => byFile.get(r)!.id);
 }
 
 /** Base schemas a schema extends: a top-level `$ref` or `allOf` members that are `$ref`s. */
@@ -213,10 +222,11 @@ function nestedFields(prefix: string, node: any, from: string, byFile: Map<strin
       const target = child?.type === "array" ? child.items ?? {} : child ?? {};
       out.push({
         name: full,
-        id: anchorId("field", full.replace(/\[\]/g, "").replace(/\./g, "__")),
+        id: fieldAnchor(full),
         depth,
         type: nodeType(child, byFile),
         refs: refsUnder(child, byFile),
+        direct: directRefs(child, byFile),
         description: child?.description ?? "",
         flag: required.has(name) ? "required" : child?.["x-recommended"] === true ? "recommended" : "optional",
         default: child?.default,
@@ -257,10 +267,11 @@ function docFieldsOf(schema: SchemaModel, site: Pick<Site, "schemaByFile">): Doc
 function docField(f: FieldModel, node: any, from: string, required: boolean, byFile: Map<string, SchemaModel>): DocField {
   return {
     name: f.name,
-    id: anchorId("field", f.name),
+    id: fieldAnchor(f.name),
     depth: 0,
     type: f.type,
     refs: refsUnder(node, byFile),
+    direct: directRefs(node, byFile),
     description: f.description,
     flag: f.required || required ? "required" : f.recommended ? "recommended" : "optional",
     default: f.default,
@@ -320,9 +331,15 @@ function analyse(model: Model): Site {
     parents.get(e.child)!.push(e);
   };
   for (const s of model.schemas) {
+    // The edge to an object is the shallowest field that refers to it itself (`companionad[]`,
+    // not the OpenRTB 2.1 shape `companionad.banner[]`), else the deepest row under which it is
+    // found (`data.data[]`, not `data`).
+    const best = new Map<string, DocField>();
+    const rank = (f: DocField, child: string) => (f.direct.includes(child) ? 100 - f.depth : f.depth);
     for (const f of fields.get(s.id)!) {
-      for (const child of f.refs) if (child !== s.id) addEdge({ parent: s.id, child, field: f.name, array: f.type.startsWith("array"), text: false });
+      for (const child of f.refs) if (child !== s.id && (!best.has(child) || rank(f, child) > rank(best.get(child)!, child))) best.set(child, f);
     }
+    for (const [child, f] of best) addEdge({ parent: s.id, child, field: f.name, array: f.type.startsWith("array"), text: false });
   }
 
   // Which API each object belongs to: the objects its OpenAPI document names, then everything below.
@@ -387,7 +404,6 @@ function analyse(model: Model): Site {
   }
   for (const s of model.schemas) if (!canonical.has(s.id)) canonical.set(s.id, {});
 
-  const namedRuleIds = new Set(model.errors.namedRules.map((r) => r.id));
   const ruleUses = new Map<string, { schema: string; field?: string }[]>();
   const codelistUses = new Map<string, { schema: string; field: string }[]>();
   const use = <T>(map: Map<string, T[]>, key: string, value: T) => {
@@ -402,7 +418,7 @@ function analyse(model: Model): Site {
       if (f.codelist) use(codelistUses, f.codelist, { schema: s.id, field: f.name });
     }
   }
-  return { model, schemaById, schemaByTitle, schemaByFile, codelistById, fields, bases, children, parents, canonical, apiRoots, ruleUses, codelistUses, namedRuleIds };
+  return { model, schemaById, schemaByTitle, schemaByFile, codelistById, fields, bases, children, parents, canonical, apiRoots, ruleUses, codelistUses };
 }
 
 // ------------------------------------------------------------------------------------ fragments
@@ -441,7 +457,7 @@ function allowedHtml(f: Pick<DocField, "codelist" | "enumValues">, ctx: Ctx): st
     if (list) {
       const link = `<a href="${ctx.root}${codelistPath(list.id)}">${escapeHtml(list.title)}</a>`;
       if (list.values.length <= SHORT_LIST) {
-        const values = list.values.map((v) => `${escapeHtml(String(v.code))} ${escapeHtml(v.label)}${v.deprecated ? " (deprecated)" : ""}`).join(", ");
+        const values = list.values.map((v) => `<code>${escapeHtml(String(v.code))}</code> ${escapeHtml(v.label)}${v.deprecated ? " (deprecated)" : ""}`).join(", ");
         parts.push(`${link}: ${values}${list.open ? `; ${escapeHtml(list.open.description)}` : ""}`);
       } else parts.push(`${link} (${list.values.length} codes)`);
     }
@@ -490,7 +506,7 @@ function fieldsTable(fields: DocField[], ctx: Ctx, pageTitle: string, caption: s
     captionHtml: escapeHtml(caption),
     rows: fields.map((f) => ({
       idHtml: withIds ? ` id="${f.id}"` : "",
-      nameHtml: `${f.depth > 0 ? `<span class="nest">${"↳".repeat(1)}</span> ` : ""}<code>${escapeHtml(f.name)}</code>`,
+      nameHtml: `${f.depth > 0 ? `<span class="nest">↳</span> ` : ""}<code>${escapeHtml(f.name)}</code>`,
       depthHtml: String(Math.min(f.depth, 3)),
       typeHtml: typeHtml(f, ctx),
       flagHtml: `<span class="flag flag-${f.flag}">${f.flag}</span>`,
@@ -552,10 +568,17 @@ function objectCrumbs(id: string, site: Site): { crumbs: Crumb[]; path: string }
   if (api) crumbs.push({ label: site.model.apis.find((a) => a.id === api)!.title, path: apiPath(api) });
   else crumbs.push({ label: "Objects", path: "objects/index.html" });
   for (const link of chain.slice(0, -1)) crumbs.push({ label: site.schemaById.get(link.id)!.title, path: schemaPath(link.id) });
-  const path = chain
-    .map((link, i) => (i === 0 ? site.schemaById.get(link.id)!.title : link.edge!.field === "" ? `(${site.schemaById.get(link.id)!.title})` : `${link.edge!.field}${link.edge!.array ? "[]" : ""}`))
-    .join(".");
-  return { crumbs, path };
+  // Dotted path from the top object; a base object restarts it ("ReportEnvelope, base of …").
+  let parts: string[] = [];
+  let baseOf = "";
+  for (const [i, link] of chain.entries()) {
+    const title = site.schemaById.get(link.id)!.title;
+    if (i === 0 || link.edge!.field === "") {
+      baseOf = i === 0 ? "" : site.schemaById.get(link.edge!.parent)!.title;
+      parts = [title];
+    } else parts.push(`${link.edge!.field}${link.edge!.array ? "[]" : ""}`);
+  }
+  return { crumbs, path: parts.join(".") + (baseOf ? ` (base of ${baseOf})` : "") };
 }
 
 // ------------------------------------------------------------------------------------ examples
@@ -619,9 +642,13 @@ function skeleton(schemaId: string, site: Site): unknown {
         return node.minimum ?? 0;
       case "boolean":
         return false;
-      case "string":
+      case "string": {
         if (node.format === "report-time") return time();
+        // An example the description gives (`e.g. "success"`), when it fits the pattern.
+        const given = /e\.g\. "([^"]+)"/.exec(node.description ?? "")?.[1];
+        if (given !== undefined && (!node.pattern || new RegExp(node.pattern).test(given))) return given;
         return `<${name}>`;
+      }
       default:
         return null;
     }
@@ -676,10 +703,11 @@ function queryString(op: OperationModel, payload: Record<string, unknown>): stri
     if (v === undefined) continue;
     for (const item of Array.isArray(v) ? v : [v]) parts.push(`${p.name}=${encodeURIComponent(String(item)).replace(/%5B%5D/g, "[]")}`);
   }
-  for (const p of op.parameters.filter((p) => p.in === "query" && (p.name === "x-userid" || p.name === "x-authorization"))) {
-    if (payload[p.field] === undefined) parts.unshift(`${p.name}=<${p.name === "x-userid" ? "USER_ID" : "AUTHORIZATION_CREDENTIAL"}>`);
-  }
-  return `${op.method} ${op.path}?${parts.join("&")}`;
+  // Credentials in the query (GET on A) are shown with the interface document's placeholders.
+  const credentials = op.parameters
+    .filter((p) => p.in === "query" && (p.name === "x-userid" || p.name === "x-authorization") && payload[p.field] === undefined)
+    .map((p) => `${p.name}=<${p.name === "x-userid" ? "USER_ID" : "AUTHORIZATION_CREDENTIAL"}>`);
+  return `${op.method} ${op.path}?${[...credentials, ...parts].join("&")}`;
 }
 
 // ------------------------------------------------------------------------------------ pages
@@ -722,7 +750,7 @@ function layout(page: Page, site: Site, render: Render): string {
   return html.replace(/[ \t]+$/gm, "").replace(/\n{3,}/g, "\n\n");
 }
 
-function operationView(api: ApiModel, op: OperationModel, raw: any, ctx: Ctx, webhook: boolean) {
+function operationView(op: OperationModel, raw: any, ctx: Ctx, webhook: boolean) {
   const { site } = ctx;
   const media = raw?.requestBody?.content?.["application/json"];
   const bodyRef: string | undefined = media?.schema?.$ref;
@@ -768,7 +796,7 @@ function operationView(api: ApiModel, op: OperationModel, raw: any, ctx: Ctx, we
     parametersHtml: op.parameters.length ? parametersTable(op, ctx) : "",
     hasBody: !!body,
     bodyLinkHtml: body ? schemaLink(body.id, ctx) : "",
-    bodyFieldsHtml: body ? fieldsTable(site.fields.get(body.id)!, { ...ctx }, body.title, `Fields of ${body.title}`, false) : "",
+    bodyFieldsHtml: body ? fieldsTable(site.fields.get(body.id)!, ctx, body.title, `Fields of ${body.title}`, false) : "",
     responses: responses.map(({ status, descriptionHtml, bodyHtml }) => ({ status, descriptionHtml, bodyHtml })),
     extensions: extensions.map(([k, v]) => ({ key: k, valueHtml: escapeHtml(typeof v === "string" ? v : JSON.stringify(v)) })),
     examplesHtml: requestExamples + responseExamples,
@@ -792,8 +820,13 @@ function interfacePage(api: ApiModel, site: Site, render: Render): Page {
   const ctx: Ctx = { site, render, root: rootOf(path) };
   const letter = apiLetter(api);
   const statuses = letter ? site.model.errors.reportStatus.filter((s) => s.appliesTo.includes(letter)) : [];
-  const operations = api.operations.map((op) => operationView(api, op, findRawOperation(api, op.operationId), ctx, false));
-  const webhooks = api.webhooks.map((op) => operationView(api, op, findRawOperation(api, op.operationId), ctx, true));
+  const block = (op: OperationModel, webhook: boolean) => {
+    const view = operationView(op, findRawOperation(api, op.operationId), ctx, webhook);
+    const blockHtml = render("docs/operation", escapeView({ ...view, h: webhook ? "3" : "2", sub: webhook ? "4" : "3" }) as Record<string, unknown>);
+    return { id: view.id, method: view.method, path: view.path, blockHtml };
+  };
+  const operations = api.operations.map((op) => block(op, false));
+  const webhooks = api.webhooks.map((op) => block(op, true));
 
   // Components that are not spec/schemas files (ValidationErrors): their fields inline.
   const fileTitles = new Set(site.model.schemas.map((s) => s.title));
@@ -811,6 +844,7 @@ function interfacePage(api: ApiModel, site: Site, render: Render): Page {
             depth: 0,
             type: nodeType(child, site.schemaByFile),
             refs: [],
+            direct: [],
             description: child.description ?? "",
             flag: (node.required ?? []).includes(name) ? "required" : "optional",
             constraints: nodeConstraints(child),
@@ -902,7 +936,7 @@ function objectPage(schema: SchemaModel, site: Site, render: Render): Page {
   const ctx: Ctx = { site, render, root: rootOf(path) };
   const { crumbs, path: notation } = objectCrumbs(schema.id, site);
   const parents = (site.parents.get(schema.id) ?? []).map((e) => ({
-    linkHtml: `${schemaLink(e.parent, ctx)}.<a href="${ctx.root}${schemaPath(e.parent)}#${anchorId("field", e.field)}"><code>${escapeHtml(e.field)}</code></a>${e.text ? " (as JSON text)" : ""}`,
+    linkHtml: `${schemaLink(e.parent, ctx)}.<a href="${ctx.root}${schemaPath(e.parent)}#${fieldAnchor(e.field)}"><code>${escapeHtml(e.field)}</code></a>${e.text ? " (as JSON text)" : ""}`,
   }));
   const derived = site.model.schemas.filter((s) => (site.bases.get(s.id) ?? []).includes(schema.id)).map((s) => ({ linkHtml: schemaLink(s.id, ctx) }));
   const validator = site.model.validators.find((v) => v.schemaId === schema.$id);
@@ -917,8 +951,9 @@ function objectPage(schema: SchemaModel, site: Site, render: Render): Page {
       specHref: `${ctx.root}spec/${schema.specPath}`,
       hasBases: (site.bases.get(schema.id) ?? []).length > 0,
       basesHtml: (site.bases.get(schema.id) ?? []).map((b) => schemaLink(b, ctx)).join(", "),
-      choices: schema.choices.map((c) => ({ textHtml: prose(c.replace(/^\/: /, ""), ctx) })),
-      hasChoices: schema.choices.length > 0,
+      // Choices on fields are shown in their rows; the object's own choice goes here.
+      choices: schema.choices.filter((c) => c.startsWith("/: ")).map((c) => ({ textHtml: prose(c.slice(3), ctx) })),
+      hasChoices: schema.choices.some((c) => c.startsWith("/: ")),
       validatorHtml: validator ? `Validated by <code>${escapeHtml(validator.functionName)}</code> (kind <code>${escapeHtml(validator.kind)}</code>; <code>adxkit validate ${escapeHtml(validator.kind)} file.json</code>).` : "",
       fieldsHtml: fieldsTable(site.fields.get(schema.id)!, ctx, schema.title, `Fields of ${schema.title}`, true),
       hasRules: schema.rules.length > 0,
@@ -973,7 +1008,7 @@ function codelistPage(list: CodelistModel, site: Site, render: Render): Page {
     values = tops.flatMap((t) => [t, ...values.filter((v) => parentOf(String(v.code)) === t.code).map((v) => ({ ...v, parent: String(t.code) }))]);
   }
   const uses = (site.codelistUses.get(list.id) ?? []).map((u) => ({
-    linkHtml: `<a href="${ctx.root}${schemaPath(u.schema)}#${anchorId("field", u.field)}">${escapeHtml(site.schemaById.get(u.schema)!.title)}.${escapeHtml(u.field)}</a>`,
+    linkHtml: `<a href="${ctx.root}${schemaPath(u.schema)}#${fieldAnchor(u.field)}">${escapeHtml(site.schemaById.get(u.schema)!.title)}.${escapeHtml(u.field)}</a>`,
   }));
   const bodyHtml = render(
     "docs/codelist",
@@ -989,6 +1024,7 @@ function codelistPage(list: CodelistModel, site: Site, render: Render): Page {
       uses,
       isIab,
       specHref: `${ctx.root}spec/codelists/${list.id}.yaml`,
+      specPath: `codelists/${list.id}.yaml`,
       count: String(list.values.length),
       rows: values.map((v) => ({
         id: anchorId("code", v.code),
@@ -1013,7 +1049,7 @@ function codelistsIndexPage(site: Site, render: Render): Page {
     type: l.type,
     count: String(l.values.length),
     usesHtml: (site.codelistUses.get(l.id) ?? [])
-      .map((u) => `<a href="${ctx.root}${schemaPath(u.schema)}#${anchorId("field", u.field)}">${escapeHtml(site.schemaById.get(u.schema)!.title)}.${escapeHtml(u.field)}</a>`)
+      .map((u) => `<a href="${ctx.root}${schemaPath(u.schema)}#${fieldAnchor(u.field)}">${escapeHtml(site.schemaById.get(u.schema)!.title)}.${escapeHtml(u.field)}</a>`)
       .join(", "),
   }));
   return { path, title: "Code lists", nav: "codelists", crumbs: [{ label: "Home", path: "index.html" }], bodyHtml: render("docs/codelists", escapeView({ lists }) as Record<string, unknown>) };
@@ -1027,7 +1063,7 @@ function rulesPage(site: Site, render: Render): Page {
       .map((u) => {
         const title = escapeHtml(site.schemaById.get(u.schema)!.title);
         return u.field
-          ? `<a href="${ctx.root}${schemaPath(u.schema)}#${anchorId("field", u.field)}">${title}.${escapeHtml(u.field)}</a>`
+          ? `<a href="${ctx.root}${schemaPath(u.schema)}#${fieldAnchor(u.field)}">${title}.${escapeHtml(u.field)}</a>`
           : `<a href="${ctx.root}${schemaPath(u.schema)}">${title}</a>`;
       })
       .join(", ");
@@ -1166,6 +1202,8 @@ export function emitDocs(model: Model, render: Render): GeneratedFile[] {
   ];
   const files: GeneratedFile[] = pages.map((page) => ({ path: `${DOCS_DIR}/${page.path}`, contents: layout(page, site, render) }));
   files.push({ path: `${DOCS_DIR}/style.css`, contents: render("docs/style", {}) });
+  // Its own icon, so a browser does not ask the host for /favicon.ico.
+  files.push({ path: `${DOCS_DIR}/favicon.svg`, contents: render("docs/favicon", {}) });
   files.push({ path: `${DOCS_DIR}/site.js`, contents: render("docs/script", {}) });
   files.push({ path: `${DOCS_DIR}/search-index.js`, contents: render("docs/search-index", { entries: searchIndex(site) }) });
   for (const source of model.sources) files.push({ path: `${DOCS_DIR}/spec/${source.specPath}`, contents: source.text });

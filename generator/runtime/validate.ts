@@ -24,6 +24,8 @@ export interface ValidatorDefinition {
   fast: CompiledSchema;
   diagnose: CompiledSchema;
   codeRules: readonly string[];
+  /** A wrapper property accepted around the document and validated through (`{"native": {...}}`). */
+  unwrap?: string;
   /** Rule kind of each ajv keyword (spec/errors.yaml validation-rules). */
   keywordRules: Readonly<Record<string, string>>;
   /** Rules reported as warnings in lenient mode (code-list values, known deviations). */
@@ -47,6 +49,8 @@ function fieldName(path: string): string {
   return name === "" ? "payload" : name;
 }
 
+const shapeKeywords = new Set(["type", "required", "pattern", "format"]);
+
 /** Turns ajv's errors into issues with rule ids; `required` points at the missing field itself. */
 export function issuesFromAjv(errors: readonly AjvError[], keywordRules: Readonly<Record<string, string>>): ValidationIssue[] {
   const out: ValidationIssue[] = [];
@@ -54,7 +58,8 @@ export function issuesFromAjv(errors: readonly AjvError[], keywordRules: Readonl
   for (const error of errors) {
     let path = error.instancePath;
     if (error.keyword === "required") path += "/" + pointerSegment(error.params.missingProperty);
-    const named = error.keyword !== "type" && error.keyword !== "required" ? error.parentSchema?.["x-rule"] : undefined;
+    // x-rule names the rule of the node's own constraint (minItems, a code list, not), never of its shape.
+    const named = !shapeKeywords.has(error.keyword) ? error.parentSchema?.["x-rule"] : undefined;
     const rule = named ?? (error.keyword === "x-codelist" ? "codelist" : (keywordRules[error.keyword] ?? "schema"));
     const message =
       error.keyword === "required" ? `${fieldName(path)} is required` : `${fieldName(path)} ${error.message ?? "is invalid"}`;
@@ -123,7 +128,8 @@ class Run implements RuleContext {
 export function createValidator(definition: ValidatorDefinition): Validator {
   const codeRules = definition.codeRules.map((id) => rules[id]);
   const run = new Run(definition);
-  return function validate(payload, request, options) {
+  const unwrap = definition.unwrap;
+  const validate: Validator = function validate(payload, request, options) {
     run.lenient = options?.lenient === true;
     run.request = request;
     run.errors = null;
@@ -140,6 +146,15 @@ export function createValidator(definition: ValidatorDefinition): Validator {
     run.request = undefined;
     if (errors === null && warnings === null) return VALID;
     return { valid: errors === null, errors: errors ?? [], warnings: warnings ?? [] };
+  };
+  if (unwrap === undefined) return validate;
+  return (payload, request, options) => {
+    const inner = (payload as Record<string, unknown> | null)?.[unwrap];
+    if (inner === null || typeof inner !== "object" || Array.isArray(inner)) return validate(payload, request, options);
+    const result = validate(inner, request, options);
+    if (result.valid && result.warnings.length === 0) return result;
+    const prefix = (issue: ValidationIssue) => ({ ...issue, path: `/${unwrap}${issue.path}` });
+    return { valid: result.valid, errors: result.errors.map(prefix), warnings: result.warnings.map(prefix) };
   };
 }
 
