@@ -7,6 +7,7 @@
 export * from "./validators/index.js";
 export * from "./codelists/index.js";
 export * from "./errors/index.js";
+export * from "./macros/index.js";
 export * from "./stubs/index.js";
 export * from "./client/index.js";
 export type {

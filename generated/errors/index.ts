@@ -272,7 +272,7 @@ export const namedRules: readonly { id: string; description: string; severity: "
   },
   {
     "id": "response-cur-allowed",
-    "description": "The bid response currency (cur, default USD) is one of the request's allowed currencies (cur) when the request lists any.",
+    "description": "The bid response currency (cur, default USD) is one of the request's allowed currencies (cur); a request that lists none allows USD only (OpenRTB's default currency).",
     "severity": "error",
     "appliesTo": [
       "bid-response"
@@ -280,11 +280,10 @@ export const namedRules: readonly { id: string; description: string; severity: "
   },
   {
     "id": "native-asset-id-unique",
-    "description": "Each asset id is unique within the native ad request (and within the native response).",
+    "description": "Each asset id is unique within the native ad request.",
     "severity": "error",
     "appliesTo": [
-      "native-request",
-      "native-response"
+      "native-request"
     ]
   },
   {
@@ -304,11 +303,19 @@ export const namedRules: readonly { id: string; description: string; severity: "
     ]
   },
   {
-    "id": "native-response-json",
-    "description": "The adm of a bid on a native imp is a string holding a JSON native response.",
+    "id": "billing-token-invalid",
+    "description": "The billing token of GET /events/billing is missing, malformed, or its signature does not match. HTTP 403.",
     "severity": "error",
     "appliesTo": [
-      "bid-response"
+      "billing-event"
+    ]
+  },
+  {
+    "id": "billing-token-expired",
+    "description": "The billing token is genuine but past its expiry. HTTP 403.",
+    "severity": "error",
+    "appliesTo": [
+      "billing-event"
     ]
   },
   {
@@ -356,6 +363,10 @@ export const namedRules: readonly { id: string; description: string; severity: "
 
 /** Why the exchange drops a bid or counts a bidder's answer as a no-bid. */
 export const auctionRejections: readonly { id: string; description: string }[] = [
+  {
+    "id": "markup-unavailable",
+    "description": "A winning bid without adm whose nurl failed, answered late or returned no markup of the imp's type; the imp goes unfilled (the runner-up is not promoted: it was not told it won)."
+  },
   {
     "id": "invalid-response",
     "description": "The bid response (or this bid) fails validation of the bid response schema and rules."
@@ -415,4 +426,4 @@ export const auctionRejections: readonly { id: string; description: string }[] =
 ];
 
 /** Ids of the auction rejection reasons. */
-export type AuctionRejection = "invalid-response" | "below-floor" | "currency-not-allowed" | "advertiser-blocked" | "category-blocked" | "attribute-blocked" | "markup-mismatch" | "unknown-imp" | "duplicate-bid" | "timeout" | "connection-error" | "http-error" | "malformed-response" | "wrong-request-id";
+export type AuctionRejection = "markup-unavailable" | "invalid-response" | "below-floor" | "currency-not-allowed" | "advertiser-blocked" | "category-blocked" | "attribute-blocked" | "markup-mismatch" | "unknown-imp" | "duplicate-bid" | "timeout" | "connection-error" | "http-error" | "malformed-response" | "wrong-request-id";

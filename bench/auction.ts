@@ -1,0 +1,207 @@
+/**
+ * Auction throughput on loopback: autocannon against POST /openrtb2/auction with three
+ * reference bidders answering in ~5 ms, for banner, video and native requests; measured in the
+ * same run against a bare Fastify route that fans the same body out to the same bidders with
+ * undici Pool `request` and returns the highest price (the floor of any Node exchange).
+ *
+ * Three processes so that no two of them share an event loop: this one (autocannon), the
+ * bidders, and the target (the exchange and the bare route). Bounded: 2 s warm-up + 10 s per
+ * row, then everything stops. Run with `npx tsx bench/auction.ts` (`--duration S`, `--connections N`,
+ * `--payloads banner,video`, `--targets exchange`; ADXKIT_BENCH_CPU_PROF=DIR profiles the target).
+ */
+import { fork, type ChildProcess } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { createRequire } from "node:module";
+import Fastify from "fastify";
+import { Pool } from "undici";
+import { registerExchange } from "../service/auction/index.js";
+import { startBidder } from "../service/bidder/index.js";
+import type { Fact } from "../service/events/facts.js";
+import { printTable } from "./table.js";
+
+/** The part of autocannon's API used here (the package ships no types). */
+interface AutocannonResult {
+  requests: { average: number };
+  latency: { p50: number; p99: number; max: number };
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+type Autocannon = (
+  options: Record<string, unknown>,
+  done: (error: Error | null, result: AutocannonResult) => void,
+) => { on(event: "response", listener: (client: unknown, status: number, bytes: number, responseTime: number) => void): void };
+const autocannon = createRequire(import.meta.url)("autocannon") as Autocannon;
+
+const self = fileURLToPath(import.meta.url);
+const role = process.argv[2];
+
+/** Child: three reference bidders (~5 ms each), their endpoints sent to the parent. */
+async function bidders(): Promise<void> {
+  const running = await Promise.all(
+    [1, 2, 3].map((n) => startBidder({ id: `bench-${n}`, seat: `seat-${n}`, price: [4 + n, 6 + n], latency: [4, 6], seed: n })),
+  );
+  process.send!({ endpoints: running.map((b) => b.endpoint) });
+  process.on("disconnect", () => void Promise.all(running.map((b) => b.close())).then(() => process.exit(0)));
+}
+
+/** Child: the exchange and the bare fan-out, each on its own port. */
+async function target(endpoints: string[]): Promise<void> {
+  let facts = 0;
+  const sink = {
+    async ingest(batch: Iterable<Fact> | AsyncIterable<Fact>) {
+      for await (const _ of batch as AsyncIterable<Fact>) facts++;
+      return facts;
+    },
+  };
+  const exchange = Fastify({ logger: false, keepAliveTimeout: 65_000 });
+  const handle = registerExchange(exchange, {
+    bidders: endpoints.map((endpoint, i) => ({ id: `bench-${i + 1}`, endpoint, seat: `seat-${i + 1}` })),
+    sink,
+    billingSecret: Buffer.from("bench-secret"),
+    publicUrl: "http://127.0.0.1:8080",
+  });
+  await exchange.listen({ port: 0, host: "127.0.0.1" });
+
+  const bare = Fastify({ logger: false, keepAliveTimeout: 65_000 });
+  const pools = endpoints.map((e) => ({ pool: new Pool(new URL(e).origin, { connections: 128 }), path: new URL(e).pathname }));
+  bare.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => done(null, body));
+  bare.post("/bare", async (request) => {
+    const body = request.body as string;
+    const prices = await Promise.all(
+      pools.map(async ({ pool, path }) => {
+        const res = await pool.request({ path, method: "POST", headers: { "content-type": "application/json" }, body });
+        const text = await res.body.text();
+        if (res.statusCode !== 200) return 0;
+        const answer = JSON.parse(text);
+        return Math.max(0, ...(answer.seatbid ?? []).flatMap((s: any) => s.bid.map((b: any) => b.price)));
+      }),
+    );
+    return { price: Math.max(...prices) };
+  });
+  await bare.listen({ port: 0, host: "127.0.0.1" });
+  const port = (app: typeof bare) => (app.server.address() as { port: number }).port;
+  process.send!({ exchange: `http://127.0.0.1:${port(exchange)}`, bare: `http://127.0.0.1:${port(bare)}` });
+  process.on("message", (message: { stats?: boolean; cpu?: boolean }) => {
+    if (message.stats) process.send!({ stats: handle.stats() });
+    if (message.cpu) process.send!({ cpu: process.cpuUsage() });
+  });
+  process.on("disconnect", () => void Promise.all([exchange.close(), bare.close(), ...pools.map((p) => p.pool.close())]).then(() => process.exit(0)));
+}
+
+function start(args: string[], profile = false): Promise<{ child: ChildProcess; message: any }> {
+  // ADXKIT_BENCH_CPU_PROF=DIR writes a CPU profile of the target process (exchange + bare route) into DIR.
+  const prof = profile && process.env.ADXKIT_BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.ADXKIT_BENCH_CPU_PROF}`] : [];
+  const child = fork(self, args, { execArgv: [...process.execArgv, ...prof], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  return new Promise((resolve, reject) => {
+    child.once("message", (message) => resolve({ child, message }));
+    child.once("exit", (code) => reject(new Error(`bench child ${args[0]} exited with ${code}`)));
+  });
+}
+
+/** Bid requests: bench/payloads (or the fixtures) when present, else a minimal one per type. */
+function payload(kind: "banner" | "video" | "native"): any {
+  for (const file of [`bench/payloads/${kind}.json`, `test/fixtures/bid-request/valid/${kind}.json`]) {
+    if (existsSync(file)) return JSON.parse(readFileSync(file, "utf8"));
+  }
+  const imp =
+    kind === "banner"
+      ? { banner: { w: 320, h: 50 } }
+      : kind === "video"
+        ? { video: { mimes: ["video/mp4"], w: 640, h: 480, minduration: 5, maxduration: 30 } }
+        : { native: { request: JSON.stringify({ ver: "1.2", assets: [{ id: 1, required: 1, title: { len: 90 } }, { id: 2, img: { type: 3, wmin: 300, hmin: 157 } }] }) } };
+  return { id: `bench-${kind}`, tmax: 200, imp: [{ id: "1", bidfloor: 0.5, ...imp }], app: { bundle: "com.example" }, device: { os: "Android" } };
+}
+
+interface Row {
+  rps: number;
+  p50: number;
+  p99: number;
+  max: number;
+  late: number;
+  non2xx: number;
+  errors: number;
+}
+
+function load(url: string, body: string, seconds: number, connections: number, lateAfterMs: number): Promise<Row> {
+  return new Promise((resolve, reject) => {
+    let late = 0;
+    const instance = autocannon(
+      { url, method: "POST", headers: { "content-type": "application/json" }, body, connections, duration: seconds, timeout: 5 },
+      (error, result) => {
+        if (error) return reject(error);
+        resolve({
+          rps: result.requests.average,
+          p50: result.latency.p50,
+          p99: result.latency.p99,
+          max: result.latency.max,
+          late,
+          non2xx: result.non2xx,
+          errors: result.errors + result.timeouts,
+        });
+      },
+    );
+    instance.on("response", (_client, _status, _bytes, responseTime) => {
+      if (responseTime > lateAfterMs) late++;
+    });
+  });
+}
+
+async function main(): Promise<void> {
+  const argument = (name: string, fallback: number) => {
+    const i = process.argv.indexOf(name);
+    return i > 0 ? Number(process.argv[i + 1]) : fallback;
+  };
+  const list = (name: string, fallback: string[]) => {
+    const i = process.argv.indexOf(name);
+    return i > 0 ? process.argv[i + 1].split(",") : fallback;
+  };
+  const seconds = argument("--duration", 10);
+  // --payloads banner,video and --targets exchange narrow the run (profiling); the ratio needs both targets.
+  const kinds = list("--payloads", ["banner", "video", "native"]) as ("banner" | "video" | "native")[];
+  const targets = list("--targets", ["bare", "exchange"]);
+  const connections = argument("--connections", 50);
+  const { child: bidderProcess, message: b } = await start(["--bidders-child"]);
+  const { child: targetProcess, message: t } = await start(["--target-child", JSON.stringify(b.endpoints)], true);
+  const cpu = async (): Promise<NodeJS.CpuUsage> => {
+    targetProcess.send({ cpu: true });
+    return new Promise((resolve) => targetProcess.once("message", (m: any) => resolve(m.cpu)));
+  };
+  const rows: string[][] = [["payload", "target", "req/s", "p50 ms", "p99 ms", "max ms", "tmax", "late > tmax+10", "errors", "target CPU µs/req", "vs bare"]];
+  try {
+    for (const kind of kinds) {
+      const request = payload(kind);
+      const tmax = request.tmax ?? 200;
+      const body = JSON.stringify(request);
+      const results: Record<string, Row> = {};
+      const all = [["bare fan-out", `${t.bare}/bare`], ["exchange", `${t.exchange}/openrtb2/auction`]] as const;
+      for (const [name, url] of all.filter(([name]) => targets.includes(name.split(" ")[0]))) {
+        await load(url, body, 2, connections, Infinity); // warm-up: JIT, keep-alive pools
+        const before = await cpu();
+        results[name] = await load(url, body, seconds, connections, tmax + 10);
+        const used = await cpu();
+        const r = results[name];
+        // CPU time of the target process per answered request: steadier than req/s on a shared machine.
+        const perRequest = (used.user + used.system - before.user - before.system) / (r.rps * seconds);
+        const bare = results["bare fan-out"];
+        const ratio = name === "exchange" && bare ? `${((r.rps / bare.rps) * 100).toFixed(0)}%` : "";
+        rows.push([kind, name, r.rps.toFixed(0), String(r.p50), String(r.p99), String(r.max), String(tmax), String(name === "exchange" ? r.late : "-"), String(r.non2xx + r.errors), perRequest.toFixed(0), ratio]);
+      }
+    }
+    targetProcess.send({ stats: true });
+    const stats = await new Promise<any>((resolve) => targetProcess.once("message", (m: any) => resolve(m.stats)));
+    printTable(`Auction over loopback: ${connections} connections, ${seconds} s per row, 3 reference bidders answering in 4-6 ms`, rows);
+    const faults = Object.entries(stats.bidders as Record<string, { faults: object; rejections: object; wins: number }>).map(
+      ([id, c]) => `${id}: wins ${c.wins}, faults ${JSON.stringify(c.faults)}, rejections ${JSON.stringify(c.rejections)}`,
+    );
+    process.stdout.write(`\nexchange: ${stats.auctions} auctions, ${stats.noBid} no-bid, late (handler) ${stats.late}; win notices ${JSON.stringify(stats.notices.win)}\n${faults.join("\n")}\n`);
+  } finally {
+    targetProcess.disconnect();
+    bidderProcess.disconnect();
+  }
+}
+
+if (role === "--bidders-child") await bidders();
+else if (role === "--target-child") await target(JSON.parse(process.argv[3]));
+else await main();

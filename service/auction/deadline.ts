@@ -1,0 +1,86 @@
+/**
+ * Time budget of an auction. The request's tmax (default 200 ms; 0 or absent means the
+ * default) is the time the caller allows, counted from when the request reached the exchange.
+ * Bidders get tmax minus the exchange's own margin — max(10 ms, 10% of tmax) — to leave time
+ * for checking bids, picking winners and writing the answer; the tmax they receive is that
+ * budget, and a bidder's timeout_ms can only shorten it. A call still running at its budget
+ * is aborted and counts as a timeout.
+ */
+/** tmax when the request gives none (x-adxkit-auction.default-tmax-ms). */
+export const DEFAULT_TMAX_MS = 200;
+/** The smallest exchange margin, in milliseconds. */
+export const MIN_MARGIN_MS = 10;
+/** The exchange margin as a fraction of tmax, when larger than MIN_MARGIN_MS. */
+export const MARGIN_FRACTION = 0.1;
+/** A winning bid's markup fetched from its nurl must arrive this long before tmax. */
+export const MARKUP_FETCH_SAFETY_MS = 2;
+
+/** The tmax an auction runs with. */
+export function effectiveTmax(tmax: number | undefined, fallback = DEFAULT_TMAX_MS): number {
+  return typeof tmax === "number" && tmax > 0 ? tmax : fallback;
+}
+
+/** The exchange's own share of tmax: max(10 ms, 10% of tmax). */
+export function exchangeMargin(tmax: number): number {
+  return Math.max(MIN_MARGIN_MS, Math.ceil(tmax * MARGIN_FRACTION));
+}
+
+/** Milliseconds left for bidders, given the time already spent; at least 1. */
+export function bidderBudget(tmax: number, elapsedMs: number): number {
+  return Math.max(1, Math.floor(tmax - exchangeMargin(tmax) - elapsedMs));
+}
+
+/**
+ * Runs `work` with an AbortSignal that fires after `ms`; resolves with `work`'s result, or with
+ * `late()` at the deadline even if `work` has not settled (a stuck peer cannot hold the caller).
+ */
+export function withDeadline<T>(ms: number, work: (signal: AbortSignal) => Promise<T>, late: () => T): Promise<T> {
+  return new Promise<T>((resolve) => {
+    const controller = new AbortController();
+    const timer = setTimeout(() => {
+      controller.abort();
+      resolve(late());
+    }, Math.max(0, ms));
+    work(controller.signal).then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      () => {
+        clearTimeout(timer);
+        resolve(late());
+      },
+    );
+  });
+}
+
+/**
+ * A deadline shared by the calls of one auction that have the same budget: one timer, one
+ * AbortSignal (aborted at expiry), and a promise that resolves at expiry.
+ */
+export class Deadline {
+  readonly signal: AbortSignal;
+  readonly expired: Promise<void>;
+  private readonly controller = new AbortController();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(ms: number) {
+    this.signal = this.controller.signal;
+    let fire!: () => void;
+    this.expired = new Promise<void>((resolve) => (fire = resolve));
+    this.timer = setTimeout(() => {
+      this.controller.abort();
+      fire();
+    }, Math.max(0, ms));
+  }
+
+  /** `work`'s result, or `late()` when the deadline comes first (work is then aborted through the signal). */
+  race<T>(work: Promise<T>, late: () => T): Promise<T> {
+    return Promise.race([work, this.expired.then(late)]);
+  }
+
+  /** Stops the timer (all calls are done). */
+  clear(): void {
+    clearTimeout(this.timer);
+  }
+}

@@ -1,0 +1,501 @@
+/**
+ * The exchange's two operations (spec/openapi/bidding.yaml): `auction` fans a bid request out
+ * to the eligible bidders, checks every bid, runs one auction per imp and answers the winners;
+ * `billingEvent` verifies the token of the exchange's own burl, records the impression once and
+ * calls the bidder's burl. Reports are fed through the fact aggregator, notices through the
+ * notice sender; neither is awaited on the hot path.
+ */
+import { performance } from "node:perf_hooks";
+import type { AuctionRejection, Bid, BidRequest, BidResponse, Imp, OperationInput, OperationOutput, SeatBid } from "../../generated/index.js";
+import { validateBidResponse } from "../../generated/index.js";
+import { adFormatOf, adFormatsOffered, dateHourOf, requestDimensions, type RequestDimensions } from "../events/dimensions.js";
+import { FactAggregator, type DemandKey, type EventLogger, type FactSink, type SupplyKey } from "../events/facts.js";
+import { newTokenId, signBillingToken, verifyBillingToken, type BillingClaims } from "./billing-token.js";
+import { checkBid, describe, impRules, requestRules, type ImpRules, type Rejection, type RequestRules } from "./bid-checks.js";
+import type { BidderConfig } from "./bidders.js";
+import { clearingPrice } from "./clearing.js";
+import { bidderBudget, Deadline, DEFAULT_TMAX_MS, effectiveTmax, MARKUP_FETCH_SAFETY_MS, withDeadline } from "./deadline.js";
+import { HttpClient, type CallOutcome } from "./http-client.js";
+import { replaceMacros, type MacroValues } from "./macros.js";
+import { markupFits } from "./markup.js";
+import { formatMicros, fromMicros, toMicros } from "./money.js";
+import { NoticeSender, type NoticeOptions } from "./notices.js";
+import { ExchangeStats, type BidderCounters } from "./stats.js";
+
+/** Options of the exchange (registerExchange). */
+export interface ExchangeOptions {
+  bidders: BidderConfig[];
+  /** Where the report facts go (the report store). */
+  sink: FactSink;
+  /** Code values newer than the spec pass with warnings (requests and bid responses). */
+  lenient?: boolean;
+  /** HMAC-SHA256 key of the billing tokens. */
+  billingSecret: Buffer;
+  /** The exchange's public base URL; its burl is `${publicUrl}/events/billing?token=…`. */
+  publicUrl: string;
+  logger?: EventLogger;
+  /** Wall clock, epoch milliseconds (fact hours, token expiry); Date.now by default. */
+  clock?: () => number;
+  /** Lifetime of a billing token (default 1 hour). */
+  billingTtlMs?: number;
+  /** Period of the fact flush (default 1000 ms). */
+  flushMs?: number;
+  /** tmax when the request has none (default 200 ms). */
+  defaultTmaxMs?: number;
+  /** Largest bidder answer read (default 1 MiB). */
+  maxBodyBytes?: number;
+  /** Connections per bidder origin (default 128). */
+  connectionsPerBidder?: number;
+  notices?: NoticeOptions;
+  /** How long close() waits for notices in flight (default 1000 ms). */
+  closeGraceMs?: number;
+}
+
+interface BidderRuntime {
+  config: BidderConfig;
+  origin: string;
+  path: string;
+  formats?: ReadonlySet<number>;
+  counters: BidderCounters;
+}
+
+interface Candidate {
+  bidder: BidderRuntime;
+  bid: Bid;
+  seat: string;
+  priceMicros: number;
+  currency: string;
+  responseBidId?: string;
+  /** Order of arrival: ties go to the lowest. */
+  seq: number;
+}
+
+interface Slot {
+  imp: Imp;
+  rules: ImpRules;
+  adFormat: number;
+  placement: string;
+  candidates: Candidate[];
+  supplyKey: SupplyKey;
+  supplyId: string;
+  /** Demand fact key and id per bidder id, made when the imp is sent to that bidder. */
+  demand: Map<string, { key: DemandKey; id: string }>;
+}
+
+interface Winner {
+  slot: Slot;
+  candidate: Candidate;
+  clearingMicros: number;
+  markup?: string;
+}
+
+/** One auction's shared state while answers come in. */
+interface AuctionContext {
+  request: BidRequest;
+  slots: Map<string, Slot>;
+  rules: RequestRules;
+  dims: RequestDimensions;
+  dateHour: string;
+  seq: number;
+}
+
+const noop = () => {};
+const silent: EventLogger = { info: noop, warn: noop, error: noop };
+const HOUR_MS = 3_600_000;
+const isObject = (v: unknown): v is Record<string, any> => typeof v === "object" && v !== null && !Array.isArray(v);
+const bidPath = /^\/seatbid\/(\d+)\/bid\/(\d+)(?:\/|$)/;
+const seatPath = /^\/seatbid\/(\d+)(?:\/|$)/;
+
+/** The exchange: state shared by all auctions (pools, notices, facts, seen billing tokens). */
+export class Exchange {
+  private readonly bidders: BidderRuntime[];
+  private readonly http: HttpClient;
+  private readonly notices: NoticeSender;
+  private readonly facts: FactAggregator;
+  private readonly logger: EventLogger;
+  private readonly clock: () => number;
+  private readonly lenient: boolean;
+  private readonly publicUrl: string;
+  private readonly billingTtlMs: number;
+  private readonly defaultTmaxMs: number;
+  private readonly counters = new ExchangeStats();
+  /** Billing token ids already recorded, with their expiry (epoch ms); swept once a minute. */
+  private readonly seenTokens = new Map<string, number>();
+  private readonly sweeper: NodeJS.Timeout;
+  private closing: Promise<void> | undefined;
+
+  constructor(private readonly options: ExchangeOptions) {
+    this.logger = options.logger ?? silent;
+    this.clock = options.clock ?? Date.now;
+    this.lenient = options.lenient === true;
+    this.publicUrl = options.publicUrl.replace(/\/+$/, "");
+    this.billingTtlMs = options.billingTtlMs ?? HOUR_MS;
+    this.defaultTmaxMs = options.defaultTmaxMs ?? DEFAULT_TMAX_MS;
+    this.http = new HttpClient({ connections: options.connectionsPerBidder, maxBodyBytes: options.maxBodyBytes });
+    this.notices = new NoticeSender(this.http, this.logger, options.notices);
+    this.facts = new FactAggregator({ sink: options.sink, flushMs: options.flushMs, logger: this.logger });
+    this.bidders = options.bidders.map((config) => {
+      const url = new URL(config.endpoint);
+      return {
+        config,
+        origin: url.origin,
+        path: url.pathname + url.search,
+        formats: config.formats ? new Set(config.formats) : undefined,
+        counters: this.counters.bidder(config.id),
+      };
+    });
+    this.sweeper = setInterval(() => this.sweepTokens(), 60_000);
+    this.sweeper.unref();
+  }
+
+  /** POST /openrtb2/auction. `startedAt` is performance.now() when the request arrived. */
+  async auction(input: OperationInput<BidRequest>, startedAt = performance.now()): Promise<OperationOutput> {
+    this.counters.auctions++;
+    if (!input.validation.valid) {
+      this.counters.invalidRequests++;
+      return { status: 400, body: { errors: input.validation.errors, warnings: input.validation.warnings } };
+    }
+    const request = input.payload;
+    const tmax = effectiveTmax(request.tmax, this.defaultTmaxMs);
+    const context = this.openAuction(request);
+
+    await this.fanOut(context, tmax, startedAt);
+    const winners = this.pickWinners(context);
+    await this.fetchMissingMarkup(context, winners, startedAt + tmax - MARKUP_FETCH_SAFETY_MS);
+    const output = this.answer(context, winners);
+
+    if (output.status === 204) this.counters.noBid++;
+    else this.counters.answered++;
+    if (performance.now() - startedAt > tmax + 10) this.counters.late++;
+    return output;
+  }
+
+  private openAuction(request: BidRequest): AuctionContext {
+    const dims = requestDimensions(request);
+    const dateHour = dateHourOf(this.clock());
+    const slots = new Map<string, Slot>();
+    for (const imp of request.imp) {
+      const adFormat = adFormatOf(imp);
+      const placement = imp.tagid ?? "";
+      const supplyKey: SupplyKey = { date_hour: dateHour, publisher_id: dims.publisher_id, app_bundle_id: dims.app_bundle_id, placement_id: placement, ad_format: adFormat, platform: dims.platform, country: dims.country };
+      const supplyId = this.facts.supplyId(supplyKey);
+      slots.set(imp.id, { imp, rules: impRules(imp), adFormat, placement, candidates: [], supplyKey, supplyId, demand: new Map() });
+      this.counters.impsOffered++;
+      this.facts.supply(supplyKey, { request: 1 }, supplyId);
+    }
+    return { request, slots, rules: requestRules(request, this.lenient), dims, dateHour, seq: 0 };
+  }
+
+  /** Sends the request to every eligible bidder in parallel; resolves when each has answered or run out of time. */
+  private async fanOut(context: AuctionContext, tmax: number, startedAt: number): Promise<void> {
+    const { request } = context;
+    const budget = bidderBudget(tmax, performance.now() - startedAt);
+    const bodies = new Map<string, { sent: BidRequest; body: string }>();
+    // Bidders with the same budget share one timer and one AbortSignal.
+    const deadlines = new Map<number, Deadline>();
+    const calls: Promise<void>[] = [];
+    for (const bidder of this.bidders) {
+      const imps = bidder.formats ? request.imp.filter((imp) => adFormatsOffered(imp).some((f) => bidder.formats!.has(f))) : request.imp;
+      if (imps.length === 0) continue;
+      const ms = bidder.config.timeout_ms !== undefined ? Math.min(budget, bidder.config.timeout_ms) : budget;
+      const all = imps.length === request.imp.length;
+      // Bidders sent the same imps with the same budget share one request object and one body.
+      const bodyKey = `${all ? "*" : imps.map((imp) => imp.id).join("\u0000")}|${ms}`;
+      let shared = bodies.get(bodyKey);
+      if (shared === undefined) {
+        const sent: BidRequest = all ? { ...request, tmax: ms } : { ...request, imp: imps as BidRequest["imp"], tmax: ms };
+        shared = { sent, body: JSON.stringify(sent) };
+        bodies.set(bodyKey, shared);
+      }
+      const { sent, body } = shared;
+      bidder.counters.requests++;
+      for (const imp of imps) {
+        const slot = context.slots.get(imp.id)!;
+        const key: DemandKey = { date_hour: context.dateHour, bidder_id: bidder.config.id, ad_format: slot.adFormat, platform: context.dims.platform };
+        const demand = { key, id: this.facts.demandId(key) };
+        slot.demand.set(bidder.config.id, demand);
+        this.facts.demand(key, { request: 1 }, demand.id);
+      }
+      let deadline = deadlines.get(ms);
+      if (deadline === undefined) deadlines.set(ms, (deadline = new Deadline(ms)));
+      const call = deadline.race<CallOutcome>(this.http.postBidRequest(bidder.origin, bidder.path, body, deadline.signal), () => ({
+        kind: "fault",
+        reason: "timeout",
+        detail: `no complete answer within ${ms} ms`,
+      }));
+      calls.push(
+        call.then((outcome) => {
+          try {
+            this.takeAnswer(context, bidder, sent, outcome);
+          } catch (error) {
+            // A bug while checking one answer costs that answer, never the auction.
+            this.logger.error({ err: error, auction: request.id, bidder: bidder.config.id }, "checking a bidder answer failed");
+            this.counters.rejection(bidder.config.id, "invalid-response");
+          }
+        }),
+      );
+    }
+    await Promise.all(calls);
+    for (const deadline of deadlines.values()) deadline.clear();
+  }
+
+  /** Checks one bidder's answer as it arrives; valid bids join their imp's candidates. */
+  private takeAnswer(context: AuctionContext, bidder: BidderRuntime, sent: BidRequest, outcome: CallOutcome): void {
+    const id = bidder.config.id;
+    if (outcome.kind === "fault") return this.bidderFault(context, bidder, outcome.reason, outcome.detail);
+    if (outcome.kind === "no-bid") {
+      bidder.counters.noBids++;
+      return;
+    }
+    let response: unknown;
+    try {
+      response = JSON.parse(outcome.text);
+    } catch (error) {
+      return this.bidderFault(context, bidder, "malformed-response", `body is not JSON: ${(error as Error).message}`);
+    }
+    if (!isObject(response)) return this.bidderFault(context, bidder, "malformed-response", "body is not a JSON object");
+    if (response.id !== sent.id) {
+      return this.bidderFault(context, bidder, "wrong-request-id", `response id ${JSON.stringify(response.id)} is not the request id ${JSON.stringify(sent.id)}`);
+    }
+    bidder.counters.answers++;
+    if (response.seatbid === undefined || (Array.isArray(response.seatbid) && response.seatbid.length === 0)) {
+      bidder.counters.noBids++;
+      return;
+    }
+
+    // Validation problems are attributed to the bid, seat or response their path points into.
+    const validation = validateBidResponse(response, sent, { lenient: this.lenient });
+    let responseProblem: Rejection | undefined;
+    const seatProblems = new Map<string, Rejection>();
+    const bidProblems = new Map<string, Rejection>();
+    for (const error of validation.errors) {
+      const detail = `${error.path || "/"}: ${error.message} [${error.rule}]`;
+      const inBid = bidPath.exec(error.path);
+      const inSeat = inBid ? undefined : seatPath.exec(error.path);
+      if (inBid) {
+        const key = `${inBid[1]}/${inBid[2]}`;
+        if (!bidProblems.has(key)) bidProblems.set(key, { reason: error.rule === "bid-impid-exists" ? "unknown-imp" : "invalid-response", detail });
+      } else if (inSeat) {
+        if (!seatProblems.has(inSeat[1])) seatProblems.set(inSeat[1], { reason: "invalid-response", detail });
+      } else if (error.rule === "response-cur-allowed") {
+        responseProblem ??= { reason: "currency-not-allowed", detail };
+      } else if (responseProblem?.reason !== "invalid-response") {
+        responseProblem = { reason: "invalid-response", detail };
+      }
+    }
+
+    const currency = typeof response.cur === "string" ? response.cur : "USD";
+    const responseBidId = typeof response.bidid === "string" ? response.bidid : undefined;
+    const seatbids: unknown[] = Array.isArray(response.seatbid) ? response.seatbid : [];
+    const bidIds = new Set<string>();
+    const answeredImps = new Set<string>();
+    let bidsSeen = 0;
+    seatbids.forEach((seat, s) => {
+      if (!isObject(seat) || !Array.isArray(seat.bid)) return;
+      const seatId = typeof seat.seat === "string" ? seat.seat : bidder.config.seat;
+      seat.bid.forEach((bid: unknown, b: number) => {
+        bidsSeen++;
+        bidder.counters.bids++;
+        let problem = responseProblem ?? seatProblems.get(String(s)) ?? bidProblems.get(`${s}/${b}`);
+        if (problem === undefined && !isObject(bid)) problem = { reason: "invalid-response", detail: "bid is not an object" };
+        const valid = bid as Bid;
+        if (problem === undefined && bidIds.has(valid.id)) problem = { reason: "duplicate-bid", detail: `bid id ${JSON.stringify(valid.id)} repeats` };
+        if (isObject(bid) && typeof bid.id === "string") bidIds.add(bid.id);
+        const slot = problem === undefined ? context.slots.get(valid.impid) : undefined;
+        if (problem === undefined && slot === undefined) problem = { reason: "unknown-imp", detail: `impid ${JSON.stringify(valid.impid)} names no imp` };
+        const priceMicros = problem === undefined ? toMicros(valid.price) : 0;
+        if (problem === undefined && valid.adm === undefined && valid.nurl === undefined) {
+          problem = { reason: "markup-mismatch", detail: "bid has neither adm nor nurl: no markup to serve" };
+        }
+        problem ??= checkBid(valid, priceMicros, slot!.rules, context.rules);
+        if (problem !== undefined) return this.rejectBid(context, bidder, problem, isObject(bid) ? bid.id : undefined, isObject(bid) ? bid.impid : undefined);
+        bidder.counters.validBids++;
+        slot!.candidates.push({ bidder, bid: valid, seat: seatId, priceMicros, currency, responseBidId, seq: context.seq++ });
+        if (!answeredImps.has(valid.impid)) {
+          answeredImps.add(valid.impid);
+          const demand = slot!.demand.get(id)!;
+          this.facts.demand(demand.key, { response: 1 }, demand.id);
+        }
+      });
+    });
+    if (bidsSeen === 0) {
+      const problem = responseProblem ?? [...seatProblems.values()][0] ?? { reason: "invalid-response" as const, detail: "seatbid holds no bid" };
+      this.rejectBid(context, bidder, problem, undefined, undefined);
+    }
+  }
+
+  private bidderFault(context: AuctionContext, bidder: BidderRuntime, reason: AuctionRejection, detail: string): void {
+    this.counters.fault(bidder.config.id, reason);
+    this.logger.warn({ auction: context.request.id, bidder: bidder.config.id, reason, detail }, "bidder answer counted as no-bid");
+  }
+
+  private rejectBid(context: AuctionContext, bidder: BidderRuntime, problem: Rejection, bidId: unknown, impId: unknown): void {
+    this.counters.rejection(bidder.config.id, problem.reason);
+    this.logger.info({ auction: context.request.id, bidder: bidder.config.id, bid: bidId, imp: impId, reason: problem.reason, detail: problem.detail }, "bid rejected");
+  }
+
+  /** Per imp: the highest valid bid, ties to the earliest received; its clearing price. */
+  private pickWinners(context: AuctionContext): Winner[] {
+    const winners: Winner[] = [];
+    for (const slot of context.slots.values()) {
+      if (slot.candidates.length === 0) continue;
+      const ranked = slot.candidates.sort((a, b) => b.priceMicros - a.priceMicros || a.seq - b.seq);
+      const [first, second] = ranked;
+      const clearingMicros = clearingPrice({ at: context.request.at, winner: first.priceMicros, second: second?.priceMicros, floor: slot.rules.floorMicros });
+      winners.push({ slot, candidate: first, clearingMicros });
+    }
+    return winners;
+  }
+
+  /**
+   * A winning bid without adm serves the body of its nurl: the win notice is called now, within
+   * the deadline, and its body (macros replaced) becomes adm. A failed call drops the bid; the
+   * imp then has no winner (that bidder has been told it won, so no runner-up is promoted).
+   */
+  private async fetchMissingMarkup(context: AuctionContext, winners: Winner[], deadline: number): Promise<void> {
+    const pending = winners.filter((w) => w.candidate.bid.adm === undefined);
+    if (pending.length === 0) return;
+    const ms = deadline - performance.now();
+    await Promise.all(
+      pending.map(async (winner) => {
+        const { candidate, slot } = winner;
+        const url = replaceMacros(candidate.bid.nurl!, this.macroValues(context, winner));
+        const result =
+          ms <= 0
+            ? { error: "no time left before tmax to call the win notice" }
+            : await withDeadline(ms, (signal) => this.notices.fetchMarkup(url, signal), () => ({ error: "win notice did not answer before the deadline" }) as { markup?: string; error?: string });
+        if (result.markup !== undefined && markupFits(result.markup, slot.rules.kinds, this.lenient)) {
+          winner.markup = result.markup;
+          return;
+        }
+        const detail = result.error ?? `markup from the win notice is not ${slot.rules.kinds.map(describe).join(" or ")}`;
+        this.rejectBid(context, candidate.bidder, { reason: "markup-mismatch", detail }, candidate.bid.id, candidate.bid.impid);
+        winners.splice(winners.indexOf(winner), 1);
+      }),
+    );
+  }
+
+  private macroValues(context: AuctionContext, winner: Winner): MacroValues {
+    const { candidate } = winner;
+    return {
+      auctionId: context.request.id,
+      bidId: candidate.responseBidId,
+      impId: candidate.bid.impid,
+      seatId: candidate.seat,
+      adId: candidate.bid.adid,
+      price: formatMicros(winner.clearingMicros),
+      currency: candidate.currency,
+    };
+  }
+
+  /** The bid response: one winning bid per imp, grouped by seat; 204 when no imp has one. */
+  private answer(context: AuctionContext, winners: Winner[]): OperationOutput {
+    if (winners.length === 0) return { status: 204 };
+    // One currency per answer: adxkit has no exchange rates, so winners in another currency than
+    // the first imp's winner are left out (a request allowing several currencies is rare).
+    const currency = winners[0].candidate.currency;
+    const seats = new Map<string, Bid[]>();
+    const notices: [string, object][] = [];
+    const expires = this.clock() + this.billingTtlMs;
+    for (const winner of winners) {
+      const { candidate, slot } = winner;
+      if (candidate.currency !== currency) {
+        this.logger.warn({ auction: context.request.id, bidder: candidate.bidder.config.id, imp: slot.imp.id, currency }, "winning bid in a second currency left out");
+        continue;
+      }
+      const values = this.macroValues(context, winner);
+      const { nurl, lurl, ...bid } = candidate.bid;
+      const claims: BillingClaims = {
+        jti: newTokenId(),
+        aid: context.request.id,
+        iid: slot.imp.id,
+        bdr: candidate.bidder.config.id,
+        seat: candidate.seat,
+        px: winner.clearingMicros,
+        cur: candidate.currency,
+        burl: bid.burl !== undefined ? replaceMacros(bid.burl, values) : undefined,
+        dh: context.dateHour,
+        pub: context.dims.publisher_id,
+        app: context.dims.app_bundle_id,
+        plc: slot.placement,
+        fmt: slot.adFormat,
+        plt: context.dims.platform,
+        cty: context.dims.country,
+        exp: expires,
+      };
+      const out: Bid = {
+        ...bid,
+        price: fromMicros(winner.clearingMicros),
+        adm: replaceMacros(winner.markup ?? bid.adm!, values),
+        burl: `${this.publicUrl}/events/billing?token=${signBillingToken(claims, this.options.billingSecret)}`,
+      };
+      let list = seats.get(candidate.seat);
+      if (list === undefined) seats.set(candidate.seat, (list = []));
+      list.push(out);
+      if (winner.markup === undefined && nurl !== undefined) {
+        notices.push([replaceMacros(nurl, values), { auction: context.request.id, bidder: candidate.bidder.config.id, imp: slot.imp.id }]);
+      }
+      candidate.bidder.counters.wins++;
+      this.counters.impsWon++;
+      this.facts.supply(slot.supplyKey, { response: 1 }, slot.supplyId);
+    }
+    if (notices.length > 0) setImmediate(() => notices.forEach(([url, ctx]) => this.notices.send("win", url, ctx)));
+    const body: BidResponse = {
+      id: context.request.id,
+      cur: currency,
+      seatbid: [...seats].map(([seat, bid]): SeatBid => (seat === "" ? { bid: bid as SeatBid["bid"] } : { seat, bid: bid as SeatBid["bid"] })),
+    };
+    return { status: 200, body };
+  }
+
+  /** GET /events/billing?token=…: 403 for a forged, malformed or expired token; else 204, counted once. */
+  async billing(input: OperationInput<unknown>): Promise<OperationOutput> {
+    const token = isObject(input.payload) ? input.payload.token : undefined;
+    const verdict = verifyBillingToken(token, this.options.billingSecret, this.clock());
+    if (!verdict.ok) {
+      this.counters.billing[verdict.rule === "billing-token-expired" ? "expired" : "invalid"]++;
+      return { status: 403, body: { errors: [{ path: "/token", rule: verdict.rule, message: verdict.message }] } };
+    }
+    const c = verdict.claims;
+    if (this.seenTokens.has(c.jti)) {
+      this.counters.billing.duplicate++;
+      return { status: 204 };
+    }
+    this.seenTokens.set(c.jti, c.exp);
+    this.counters.billing.recorded++;
+    const counts = { impression: 1, cpmMicros: c.px };
+    this.facts.supply({ date_hour: c.dh, publisher_id: c.pub, app_bundle_id: c.app, placement_id: c.plc, ad_format: c.fmt, platform: c.plt, country: c.cty }, counts);
+    this.facts.demand({ date_hour: c.dh, bidder_id: c.bdr, ad_format: c.fmt, platform: c.plt }, counts);
+    if (c.burl !== undefined) {
+      const burl = c.burl;
+      setImmediate(() => this.notices.send("billing", burl, { auction: c.aid, bidder: c.bdr, imp: c.iid }));
+    }
+    return { status: 204 };
+  }
+
+  private sweepTokens(): void {
+    const now = this.clock();
+    for (const [jti, exp] of this.seenTokens) if (exp <= now) this.seenTokens.delete(jti);
+  }
+
+  /** Writes pending facts now (tests and the demo; the timer does it otherwise). */
+  flushFacts(): Promise<number> {
+    return this.facts.flush();
+  }
+
+  /** Waits for notices in flight (bounded), flushes the facts, closes the pools. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      clearInterval(this.sweeper);
+      await this.notices.close(this.options.closeGraceMs ?? 1000);
+      await this.facts.close();
+      await this.http.close();
+    })();
+    return this.closing;
+  }
+
+  /** Counters of auctions, bidders, billing, notices and facts. */
+  stats() {
+    return { ...this.counters.snapshot(), notices: this.notices.stats(), facts: this.facts.stats(), seenBillingTokens: this.seenTokens.size };
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * The exchange (interface C): `registerExchange` mounts `POST /openrtb2/auction` and
+ * `GET /events/billing` (the generated exchangePlugin) on a Fastify app and returns a handle to
+ * close it and read its counters. `adxkit serve --bidders FILE` wires it with `loadBidders`.
+ */
+import { performance } from "node:perf_hooks";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { exchangePlugin } from "../../generated/index.js";
+import { Exchange, type ExchangeOptions } from "./exchange.js";
+
+export { loadBidders, parseBidders, BidderConfigError, type BidderConfig } from "./bidders.js";
+export { Exchange, type ExchangeOptions } from "./exchange.js";
+export type { FactSink } from "../events/facts.js";
+
+/** What registerExchange returns. */
+export interface ExchangeHandle {
+  /** Waits for notices in flight (bounded), flushes pending facts, closes the bidder pools. Idempotent. */
+  close(): Promise<void>;
+  /** Counters: auctions, per-bidder requests, bids, wins, faults and rejections by reason, billing, notices, facts. */
+  stats(): ReturnType<Exchange["stats"]>;
+  /** Writes the pending facts now instead of at the next flush. */
+  flushFacts(): Promise<number>;
+}
+
+const startedAt = new WeakMap<FastifyRequest, number>();
+
+/**
+ * Registers the exchange's routes on `app` (in their own encapsulated context: the stub's JSON
+ * parser does not leak to other routes). The handle also closes with the app.
+ */
+export function registerExchange(app: FastifyInstance, options: ExchangeOptions): ExchangeHandle {
+  const exchange = new Exchange({ ...options, logger: options.logger ?? app.log });
+  app.register(async (scope) => {
+    // The auction's clock starts when the request arrives, before its body is read.
+    scope.addHook("onRequest", (request, _reply, done) => {
+      startedAt.set(request, performance.now());
+      done();
+    });
+    await scope.register(exchangePlugin, {
+      lenient: options.lenient === true,
+      handlers: {
+        auction: (input) => exchange.auction(input, startedAt.get(input.request)),
+        billingEvent: (input) => exchange.billing(input),
+      },
+    });
+  });
+  app.addHook("onClose", async () => exchange.close());
+  return { close: () => exchange.close(), stats: () => exchange.stats(), flushFacts: () => exchange.flushFacts() };
+}

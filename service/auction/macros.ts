@@ -1,0 +1,66 @@
+/**
+ * Substitution macros of interface document 2.7 (spec/openapi/bidding.yaml, components.x-macros).
+ * The exchange replaces them in nurl and burl before calling them, and in the ad markup, whether
+ * it came in adm or from the win notice. Replacement is literal (no URL-encoding, no regard to
+ * syntax); a macro whose source was not specified becomes the empty string. Text that merely
+ * looks like a macro but is not in the table stays as it is.
+ */
+import { macros } from "../../generated/index.js";
+import { TextCache } from "./text-cache.js";
+
+/** Where each macro's value comes from, for one winning bid. */
+export interface MacroValues {
+  /** Id of the bid request. */
+  auctionId: string;
+  /** bidid of the bidder's bid response. */
+  bidId?: string;
+  /** Id of the impression won. */
+  impId: string;
+  /** Id of the bidder seat. */
+  seatId?: string;
+  /** bid.adid. */
+  adId?: string;
+  /** Clearing price as decimal text (formatMicros), same currency and units as the bid. */
+  price: string;
+  /** Bid currency, explicit or implied. */
+  currency: string;
+}
+
+/** The macro table of the spec (generated), each row naming the field of MacroValues it reads. */
+export const MACROS: readonly { macro: string; field: keyof MacroValues; source: string }[] = macros as readonly { macro: string; field: keyof MacroValues; source: string }[];
+
+const fieldByName = new Map(MACROS.map((m) => [m.macro.slice(2, -1), m.field]));
+const macroPattern = /\$\{(AUCTION_[A-Z_]+)\}/g;
+
+/**
+ * Replaces every macro of the table in `text`, in one pass: a replacement value that itself
+ * contains a macro is not expanded again.
+ */
+export function replaceMacros(text: string, values: MacroValues): string {
+  if (!text.includes("${AUCTION_")) return text;
+  const template = compile(text);
+  let out = template[0] as string;
+  for (let i = 1; i < template.length; i += 2) out += (values[template[i] as keyof MacroValues] ?? "") + (template[i + 1] as string);
+  return out;
+}
+
+/** Text split at its macros: literal, field, literal, field, …, literal. Markup repeats across auctions: cached. */
+type Template = (string | keyof MacroValues)[];
+const templates = new TextCache<Template>(4096);
+
+function compile(text: string): Template {
+  const hit = text.length >= 512 ? templates.get(text) : undefined;
+  if (hit !== undefined) return hit;
+  const template: Template = [];
+  let last = 0;
+  for (const match of text.matchAll(macroPattern)) {
+    const field = fieldByName.get(match[1]);
+    if (field === undefined) continue; // not a macro of the table: stays in the literal
+    template.push(text.slice(last, match.index), field);
+    last = match.index! + match[0].length;
+  }
+  template.push(text.slice(last));
+  // Short texts (notice URLs, often unique per bid) are cheap to split: only markup is cached.
+  if (text.length >= 512) templates.set(text, template);
+  return template;
+}

@@ -1,0 +1,69 @@
+/** Counters of the exchange, per bidder and per reason, for `stats()` and the logs. */
+import type { AuctionRejection } from "../../generated/index.js";
+
+/** One bidder's counters. `faults` and `rejections` are keyed by auction-rejections ids. */
+export interface BidderCounters {
+  /** Bid requests sent. */
+  requests: number;
+  /** Answers that were a bid response (any bids, valid or not). */
+  answers: number;
+  /** HTTP 204 or an empty 200. */
+  noBids: number;
+  /** Bids received; valid ones competed. */
+  bids: number;
+  validBids: number;
+  wins: number;
+  faults: Partial<Record<AuctionRejection, number>>;
+  rejections: Partial<Record<AuctionRejection, number>>;
+}
+
+/** Every counter of the exchange. */
+export class ExchangeStats {
+  auctions = 0;
+  invalidRequests = 0;
+  /** Auctions answered 200 (some imp won) and 204 (none). */
+  answered = 0;
+  noBid = 0;
+  impsOffered = 0;
+  impsWon = 0;
+  /** Answers that left the handler after tmax + 10 ms. */
+  late = 0;
+  billing = { recorded: 0, duplicate: 0, invalid: 0, expired: 0 };
+  readonly bidders = new Map<string, BidderCounters>();
+
+  bidder(id: string): BidderCounters {
+    let counters = this.bidders.get(id);
+    if (counters === undefined) {
+      counters = { requests: 0, answers: 0, noBids: 0, bids: 0, validBids: 0, wins: 0, faults: {}, rejections: {} };
+      this.bidders.set(id, counters);
+    }
+    return counters;
+  }
+
+  fault(id: string, reason: AuctionRejection): void {
+    const faults = this.bidder(id).faults;
+    faults[reason] = (faults[reason] ?? 0) + 1;
+  }
+
+  rejection(id: string, reason: AuctionRejection): void {
+    const rejections = this.bidder(id).rejections;
+    rejections[reason] = (rejections[reason] ?? 0) + 1;
+  }
+
+  /** A plain-JSON snapshot. */
+  snapshot() {
+    const bidders: Record<string, BidderCounters> = {};
+    for (const [id, c] of this.bidders) bidders[id] = { ...c, faults: { ...c.faults }, rejections: { ...c.rejections } };
+    return {
+      auctions: this.auctions,
+      invalidRequests: this.invalidRequests,
+      answered: this.answered,
+      noBid: this.noBid,
+      impsOffered: this.impsOffered,
+      impsWon: this.impsWon,
+      late: this.late,
+      billing: { ...this.billing },
+      bidders,
+    };
+  }
+}

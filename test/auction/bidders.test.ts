@@ -1,0 +1,58 @@
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, test } from "vitest";
+import { BidderConfigError, loadBidders, parseBidders } from "../../service/auction/bidders.js";
+
+async function file(text: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "adxkit-bidders-"));
+  const path = join(dir, "bidders.json");
+  await writeFile(path, text);
+  return path;
+}
+
+describe("bidders file", () => {
+  test("a valid file", async () => {
+    const path = await file(JSON.stringify([
+      { id: "dsp-1", endpoint: "http://127.0.0.1:9001/bid", seat: "seat-1" },
+      { id: "dsp-2", endpoint: "https://dsp.example/openrtb?x=1", seat: "s2", formats: [3, 4, 3], timeout_ms: 80 },
+    ]));
+    expect(await loadBidders(path)).toEqual([
+      { id: "dsp-1", endpoint: "http://127.0.0.1:9001/bid", seat: "seat-1" },
+      { id: "dsp-2", endpoint: "https://dsp.example/openrtb?x=1", seat: "s2", formats: [3, 4], timeout_ms: 80 },
+    ]);
+  });
+
+  test.each([
+    ["not an array", { id: "x" }, "must be a JSON array"],
+    ["an entry is not an object", ["dsp"], "[0]: must be an object"],
+    ["missing id", [{ endpoint: "http://a/bid", seat: "s" }], "[0].id: must be a non-empty string"],
+    ["repeated id", [{ id: "a", endpoint: "http://a/bid", seat: "s" }, { id: "a", endpoint: "http://b/bid", seat: "s" }], '[1].id: "a" repeats bidder [0]'],
+    ["endpoint not a URL", [{ id: "a", endpoint: "localhost:9001", seat: "s" }], "[0].endpoint: must be http or https"],
+    ["endpoint garbage", [{ id: "a", endpoint: "::", seat: "s" }], "[0].endpoint: not a URL"],
+    ["endpoint not http", [{ id: "a", endpoint: "ftp://a/bid", seat: "s" }], "must be http or https (got ftp:)"],
+    ["missing seat", [{ id: "a", endpoint: "http://a/bid" }], "[0].seat: must be a string"],
+    ["unknown format", [{ id: "a", endpoint: "http://a/bid", seat: "s", formats: [1, 9] }], "[0].formats[1]: 9 is not an ad format code"],
+    ["empty formats", [{ id: "a", endpoint: "http://a/bid", seat: "s", formats: [] }], "[0].formats: must be a non-empty array"],
+    ["bad timeout", [{ id: "a", endpoint: "http://a/bid", seat: "s", timeout_ms: -5 }], "[0].timeout_ms: must be a positive integer"],
+    ["typo in a field", [{ id: "a", endpoint: "http://a/bid", seat: "s", timeout: 5 }], "[0].timeout: unknown field"],
+  ])("%s", (_name, value, message) => {
+    expect(() => parseBidders(value, "bidders.json")).toThrow(BidderConfigError);
+    expect(() => parseBidders(value, "bidders.json")).toThrow(message);
+  });
+
+  test("every problem is listed at once", () => {
+    try {
+      parseBidders([{ id: "", endpoint: "x", seat: 1 }], "f.json");
+      expect.unreachable();
+    } catch (error) {
+      expect((error as BidderConfigError).problems).toHaveLength(3);
+      expect((error as Error).message).toMatch(/^f\.json: 3 problems:/);
+    }
+  });
+
+  test("unreadable and non-JSON files", async () => {
+    await expect(loadBidders("/nonexistent/bidders.json")).rejects.toThrow("cannot read the bidders file (ENOENT)");
+    await expect(loadBidders(await file("[{"))).rejects.toThrow(/not JSON/);
+  });
+});

@@ -1,0 +1,80 @@
+/**
+ * Prebid-style auction fixtures: each file of test/fixtures/auction/{exemplary,supplemental}
+ * holds the incoming bid request, each bidder's configuration, the request it should receive
+ * (partial) and its mocked answer, and the expected answer of the exchange (partial, arrays
+ * exact in length). Exemplary files are happy paths: no bidder fault and no rejected bid.
+ * Supplemental files name the faults and rejections they expect per bidder.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { describe, expect, test } from "vitest";
+import { startExchange, startFakeBidder, type FakeAction } from "./helpers.js";
+
+interface Fixture {
+  description: string;
+  incomingRequest: unknown;
+  lenient?: boolean;
+  bidders: {
+    id: string;
+    seat: string;
+    formats?: number[];
+    timeout_ms?: number;
+    expectedRequest?: Record<string, unknown>;
+    expectedCalls?: number;
+    mockResponse: FakeAction;
+  }[];
+  expectedResponse: { status: number; body?: unknown };
+  expectedCounts?: Record<string, { faults?: Record<string, number>; rejections?: Record<string, number> }>;
+}
+
+const root = new URL("../fixtures/auction/", import.meta.url);
+
+function load(kind: "exemplary" | "supplemental"): [string, Fixture][] {
+  const dir = new URL(`${kind}/`, root);
+  return readdirSync(dir)
+    .filter((name) => name.endsWith(".json"))
+    .sort()
+    .map((name) => [name, JSON.parse(readFileSync(new URL(name, dir), "utf8")) as Fixture]);
+}
+
+async function run(fixture: Fixture, kind: "exemplary" | "supplemental") {
+  const fakes = await Promise.all(fixture.bidders.map((b) => startFakeBidder(() => b.mockResponse)));
+  const ex = await startExchange(
+    fixture.bidders.map((b, i) => ({ id: b.id, seat: b.seat, endpoint: fakes[i].endpoint, ...(b.formats ? { formats: b.formats } : {}), ...(b.timeout_ms ? { timeout_ms: b.timeout_ms } : {}) })),
+    { lenient: fixture.lenient === true },
+  );
+  try {
+    const res = await ex.auction(fixture.incomingRequest);
+    expect(res.status).toBe(fixture.expectedResponse.status);
+    if (fixture.expectedResponse.body !== undefined) expect(res.body).toMatchObject(fixture.expectedResponse.body as object);
+    else expect(res.body).toBeUndefined();
+
+    fixture.bidders.forEach((b, i) => {
+      if (b.expectedCalls !== undefined) expect(fakes[i].requests.length).toBe(b.expectedCalls);
+      if (b.expectedRequest) expect(fakes[i].requests[0]).toMatchObject(b.expectedRequest);
+    });
+    const stats = ex.handle.stats().bidders;
+    for (const b of fixture.bidders) {
+      const want = fixture.expectedCounts?.[b.id] ?? {};
+      if (kind === "exemplary") {
+        expect(stats[b.id].faults, `${b.id} faults`).toEqual({});
+        expect(stats[b.id].rejections, `${b.id} rejections`).toEqual({});
+      } else {
+        expect(stats[b.id].faults, `${b.id} faults`).toEqual(want.faults ?? {});
+        expect(stats[b.id].rejections, `${b.id} rejections`).toEqual(want.rejections ?? {});
+      }
+    }
+  } finally {
+    await ex.close();
+    await Promise.all(fakes.map((f) => f.close()));
+  }
+}
+
+for (const kind of ["exemplary", "supplemental"] as const) {
+  describe(`auction fixtures: ${kind}`, () => {
+    const fixtures = load(kind);
+    test("the folder holds fixtures", () => expect(fixtures.length).toBeGreaterThan(0));
+    for (const [name, fixture] of fixtures) {
+      test(`${name}: ${fixture.description}`, () => run(fixture, kind));
+    }
+  });
+}
