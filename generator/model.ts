@@ -5,6 +5,7 @@
 import { createHash } from "node:crypto";
 import { SpecError, type LoadedSpec } from "./load.js";
 import { implementedRules } from "./runtime/rules.js";
+import { pascal } from "./names.js";
 
 export interface CodelistValue {
   code: number | string;
@@ -165,7 +166,6 @@ export interface Model {
 }
 
 const kebab = (file: string) => file.replace(/\.yaml$/, "");
-const pascal = (id: string) => id.replace(/(^|-)([a-z0-9])/g, (_m, _d, c: string) => c.toUpperCase());
 
 /** Builds the model, failing once with every inconsistency between files. */
 export function buildModel(spec: LoadedSpec): Model {

@@ -2,9 +2,8 @@
 import type { Model } from "../model.js";
 import type { Render } from "../templates.js";
 import type { GeneratedFile } from "../write.js";
+import { camel, pascal } from "../names.js";
 
-const pascal = (id: string) => id.replace(/(^|-)([a-z0-9])/g, (_m, _d, c: string) => c.toUpperCase());
-const camel = (id: string) => pascal(id).replace(/^[A-Z]/, (c) => c.toLowerCase());
 
 export function emitStubs(model: Model, render: Render): GeneratedFile[] {
   const typeOfKind = new Map(model.validators.map((v) => [v.kind, v.typeName]));
