@@ -12,6 +12,10 @@ export interface CodelistValue {
   key: string;
   label: string;
   deprecated: boolean;
+  /** Other texts that name this value exactly (case-insensitive), e.g. device.os spellings. */
+  aliases?: string[];
+  /** Text prefixes that name this value ("roku" for "Roku OS 11"). */
+  prefixes?: string[];
 }
 
 export interface CodelistModel {
@@ -180,7 +184,14 @@ export function buildModel(spec: LoadedSpec): Model {
       source: d.source ?? "",
       type: d.type,
       open: d.open ? { minimum: d.open.minimum, description: d.open.description ?? "" } : undefined,
-      values: d.values.map((v: any) => ({ code: v.code, key: v.key, label: v.label, deprecated: v.deprecated === true })),
+      values: d.values.map((v: any) => ({
+        code: v.code,
+        key: v.key,
+        label: v.label,
+        deprecated: v.deprecated === true,
+        ...(v.aliases ? { aliases: v.aliases.map(String) } : {}),
+        ...(v.prefixes ? { prefixes: v.prefixes.map(String) } : {}),
+      })),
     };
   });
   const codelistIds = new Set(codelists.map((c) => c.id));

@@ -5,6 +5,10 @@ export interface CodelistEntry<C extends number | string = number | string> {
   key: string;
   label: string;
   deprecated: boolean;
+  /** Other texts naming this value exactly (case-insensitive). */
+  aliases?: readonly string[];
+  /** Text prefixes naming this value (case-insensitive). */
+  prefixes?: readonly string[];
 }
 
 export interface CodelistMeta<C extends number | string> {
@@ -21,8 +25,10 @@ export interface CodelistMeta<C extends number | string> {
 export interface CodelistApi<C extends number | string> extends CodelistMeta<C> {
   /** The document's label of a code; undefined when the code is not listed. */
   label(code: C | number | string): string | undefined;
-  /** The code of a label or member name (case-insensitive); undefined when unknown. */
+  /** The code of a label, member name or alias (case-insensitive); undefined when unknown. */
   parse(label: string): C | undefined;
+  /** Like parse, then the longest listed prefix the text starts with ("Roku OS 11" → Roku). */
+  match(text: string): C | undefined;
   /** True when the spec marks the code deprecated. */
   isDeprecated(code: C | number | string): boolean;
   /** True when the code is valid: listed, or in the open range. */
@@ -36,14 +42,25 @@ export function defineCodelist<K extends string, C extends number | string>(
 ): Readonly<Record<K, C>> & CodelistApi<C> {
   const byCode = new Map<unknown, CodelistEntry<C>>(meta.values.map((v) => [v.code, v]));
   const byLabel = new Map<string, C>();
+  const prefixes: [string, C][] = [];
   for (const v of meta.values) {
     byLabel.set(v.key.toLowerCase(), v.code);
     if (v.label !== "") byLabel.set(v.label.toLowerCase(), v.code);
+    for (const alias of v.aliases ?? []) byLabel.set(alias.toLowerCase(), v.code);
+    for (const prefix of v.prefixes ?? []) prefixes.push([prefix.toLowerCase(), v.code]);
   }
+  prefixes.sort((a, b) => b[0].length - a[0].length);
   const api: CodelistApi<C> = {
     ...meta,
     label: (code) => byCode.get(code)?.label,
     parse: (label) => byLabel.get(String(label).trim().toLowerCase()),
+    match(text) {
+      const key = String(text).trim().toLowerCase();
+      const exact = byLabel.get(key);
+      if (exact !== undefined) return exact;
+      for (const [prefix, code] of prefixes) if (key.startsWith(prefix)) return code;
+      return undefined;
+    },
     isDeprecated: (code) => byCode.get(code)?.deprecated === true,
     has: (code) => byCode.has(code) || (meta.open !== undefined && typeof code === "number" && Number.isInteger(code) && code >= meta.open.minimum),
   };

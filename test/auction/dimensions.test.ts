@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { adFormatOf, adFormatsOffered, dateHourOf, requestDimensions, type ImpContext } from "../../service/events/dimensions.js";
-import { OS_ALIASES, platformOf } from "../../service/events/platform.js";
+import { platformOf } from "../../service/events/platform.js";
 import { Platform } from "../../generated/index.js";
 
 describe("platform of device.os", () => {
@@ -20,8 +20,11 @@ describe("platform of device.os", () => {
     expect(platformOf(os)).toBe(want);
   });
 
-  test("every alias names a code of the Platform list", () => {
-    for (const code of Object.values(OS_ALIASES)) expect(Platform.has(code)).toBe(true);
+  test("every alias and prefix of the spec maps back to its own code", () => {
+    for (const value of Platform.values) {
+      for (const alias of value.aliases ?? []) expect(platformOf(alias.toUpperCase())).toBe(value.code);
+      for (const prefix of value.prefixes ?? []) expect(platformOf(`${prefix} 11`)).toBe(value.code);
+    }
   });
 });
 
