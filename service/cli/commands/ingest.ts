@@ -1,5 +1,5 @@
 /** `adxkit ingest [FILE|-]`: load NDJSON facts into the report store, all-or-nothing per file. */
-import { createReadStream } from "node:fs";
+import { closeSync, openSync, readSync } from "node:fs";
 import { access } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
@@ -45,6 +45,56 @@ async function* readFacts(input: Readable, name: string): AsyncGenerator<Fact> {
   if (bad > 0) throw new BadInput(bad);
 }
 
+/**
+ * The same, read synchronously from a file in large chunks: a sync generator costs a fraction of
+ * an async one per fact, and a command-line load has no event loop to keep free.
+ */
+function* readFactsFromFile(path: string, name: string): Generator<Fact> {
+  const fd = openSync(path, "r");
+  const buffer = Buffer.allocUnsafe(4 << 20);
+  let carry = "";
+  let lineNo = 0;
+  let bad = 0;
+  const take = function* (line: string): Generator<Fact> {
+    lineNo++;
+    if (lineNo % PROGRESS_EVERY === 0) process.stderr.write(`ingest: ${lineNo.toLocaleString("en-US")} lines read\n`);
+    const text = lineNo === 1 && line.charCodeAt(0) === 0xfeff ? line.slice(1) : line;
+    if (text.trim() === "") return;
+    try {
+      const fact = parseFactLine(text.endsWith("\r") ? text.slice(0, -1) : text, lineNo);
+      if (bad === 0) yield fact;
+    } catch (error) {
+      if (!(error instanceof FactError)) throw error;
+      bad++;
+      if (bad <= MAX_SHOWN) process.stderr.write(`${name}:${error.line}: ${error.reason}\n`);
+    }
+  };
+  try {
+    for (;;) {
+      const read = readSync(fd, buffer, 0, buffer.length, null);
+      if (read === 0) break;
+      // Cut at the last newline so a multi-byte character is never split across chunks.
+      const end = buffer.lastIndexOf(10, read - 1);
+      if (end === -1) {
+        carry += buffer.toString("utf8", 0, read);
+        continue;
+      }
+      const text = carry + buffer.toString("utf8", 0, end);
+      carry = buffer.toString("utf8", end + 1, read);
+      let start = 0;
+      for (let newline = text.indexOf("\n"); newline !== -1; newline = text.indexOf("\n", start)) {
+        yield* take(text.slice(start, newline));
+        start = newline + 1;
+      }
+      yield* take(text.slice(start));
+    }
+    if (carry !== "") yield* take(carry);
+  } finally {
+    closeSync(fd);
+  }
+  if (bad > 0) throw new BadInput(bad);
+}
+
 export function register(program: Command): void {
   program
     .command("ingest")
@@ -72,11 +122,10 @@ Examples:
         });
       }
       const name = fromStdin ? "<stdin>" : file;
-      const input = fromStdin ? process.stdin : createReadStream(file, { highWaterMark: 1 << 20 });
       const store = await openStore({ db: options.db });
       const started = performance.now();
       try {
-        const ingested = await store.ingest(readFacts(input, name));
+        const ingested = await store.ingest(fromStdin ? readFacts(process.stdin, name) : readFactsFromFile(file, name));
         const seconds = Math.round(performance.now() - started) / 1000;
         process.stdout.write(`${JSON.stringify({ ingested, seconds })}\n`);
       } catch (error) {
@@ -84,7 +133,6 @@ Examples:
         process.stderr.write(`ingest: ${error.message} in ${name}; nothing was loaded\n`);
         process.exitCode = 1;
       } finally {
-        if (!fromStdin) input.destroy();
         await store.close();
       }
     });
