@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FastifyInstance } from "fastify";
 import { request } from "undici";
-import { reportStatusMessage, validators } from "../../generated/index.js";
+import { createDemandReportClient, createSupplyReportClient, reportStatusMessage, validators } from "../../generated/index.js";
 import { buildApp } from "../../service/app.js";
 import { openStore } from "../../service/store/index.js";
 import type { Fact, ReportStore } from "../../service/store/store.js";
@@ -216,6 +216,24 @@ describe("on a real socket", () => {
     const body = JSON.parse(await response.body.text());
     expect(response.statusCode).toBe(200);
     expect(body.data).toEqual({ total: 1, data: [{ revenue: 0.9 }] });
+    await server.close();
+  });
+
+  it("the generated clients speak A (GET and POST) and B", async () => {
+    const server = await buildApp({ store });
+    await server.listen({ host: "127.0.0.1", port: 0 });
+    const { port } = server.server.address() as { port: number };
+    const baseUrl = `http://127.0.0.1:${port}`;
+    const demand = createDemandReportClient({ baseUrl, ...creds.demand });
+    const query = { ...october, dimensions: ["date" as const], metrics: ["impression" as const, "revenue" as const], ad_format: [3] };
+    const viaGet = await demand.getDemandReport(query);
+    const viaPost = await demand.postDemandReport(query);
+    expect(viaGet.data).toEqual({ total: 1, data: [{ date: "2026-10-01", impression: 20, revenue: 0.9 }] });
+    expect(viaPost.data).toEqual(viaGet.data);
+    const supply = createSupplyReportClient({ baseUrl, ...creds.supply });
+    expect((await supply.postSupplyReport({ ...october, country: ["DEU"], metrics: ["request"] })).data).toEqual({ total: 1, data: [{ request: 40 }] });
+    const wrong = createSupplyReportClient({ baseUrl, userid: creds.supply.userid, authorization: "wrong" });
+    expect((await wrong.postSupplyReport(october)).status.code).toBe(-3);
     await server.close();
   });
 });
