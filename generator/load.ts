@@ -17,6 +17,8 @@ export interface LoadedFile<T> {
 }
 
 export interface LoadedSpec {
+  /** spec/examples/<schema id>/<name>.json: example payloads, validated by the tests. */
+  examples: LoadedFile<unknown>[];
   schemas: LoadedFile<Record<string, any>>[];
   codelists: LoadedFile<Record<string, any>>[];
   openapi: (LoadedFile<Record<string, any>> & { bundled: Record<string, any> })[];
@@ -79,8 +81,32 @@ export async function loadSpec(specDir: string): Promise<LoadedSpec> {
       problems.push(`${doc.specPath}: ${(error as Error).message.split("\n").slice(0, 3).join(" ")}`);
     }
   }
+  const examples = await loadExamples(specDir, problems);
   if (problems.length) throw new SpecError(problems);
-  return { schemas, codelists, openapi, errors: errors! };
+  return { examples, schemas, codelists, openapi, errors: errors! };
+}
+
+async function loadExamples(specDir: string, problems: string[]): Promise<LoadedFile<unknown>[]> {
+  const root = join(specDir, "examples");
+  let folders: string[];
+  try {
+    folders = (await readdir(root, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+  } catch {
+    return [];
+  }
+  const out: LoadedFile<unknown>[] = [];
+  for (const folder of folders) {
+    for (const file of (await readdir(join(root, folder))).filter((n) => n.endsWith(".json")).sort()) {
+      const specPath = `examples/${folder}/${file}`;
+      const text = await readFile(join(root, folder, file), "utf8");
+      try {
+        out.push({ file, specPath, text, data: JSON.parse(text) });
+      } catch (error) {
+        problems.push(`${specPath}: not JSON: ${(error as Error).message}`);
+      }
+    }
+  }
+  return out;
 }
 
 function checkCodelist(list: LoadedFile<any>, problems: string[]): void {

@@ -59,6 +59,8 @@ export interface SchemaModel {
   fields: FieldModel[];
   rules: RuleModel[];
   choices: string[];
+  /** Example payloads of spec/examples/<id>/, by file name. */
+  examples: { name: string; value: unknown }[];
 }
 
 export interface ValidatorModel {
@@ -230,8 +232,17 @@ export function buildModel(spec: LoadedSpec): Model {
       fields: describeFields(schema, byFile),
       rules,
       choices: collectChoices(schema),
+      examples: spec.examples
+        .filter((e) => e.specPath.startsWith(`examples/${kebab(file.file)}/`))
+        .map((e) => ({ name: e.file.replace(/\.json$/, ""), value: e.data })),
     };
   });
+
+  const schemaIds = new Set(spec.schemas.map((s) => kebab(s.file)));
+  for (const e of spec.examples) {
+    const folder = e.specPath.split("/")[1];
+    if (!schemaIds.has(folder)) problems.push(`${e.specPath}: examples/${folder}/ names no schema of spec/schemas/`);
+  }
 
   // Every declared rule is enforced either by a schema keyword (x-rule) or by code, never by neither.
   const ruleInSchema = new Set<string>();
@@ -284,7 +295,7 @@ export function buildModel(spec: LoadedSpec): Model {
     }
   }
   if (problems.length) throw new SpecError(problems);
-  const sources = [...spec.schemas, ...spec.codelists, ...spec.openapi, spec.errors]
+  const sources = [...spec.schemas, ...spec.codelists, ...spec.openapi, spec.errors, ...spec.examples]
     .map((f) => ({ specPath: f.specPath, text: f.text }))
     .sort((a, b) => a.specPath.localeCompare(b.specPath));
   const hash = createHash("sha256");

@@ -50,8 +50,15 @@ interface Fixture {
   rule?: string;
 }
 
+/** The spec's own examples (spec/examples/<kind>/, shown on the docs site) are valid fixtures too. */
+const SPEC_EXAMPLES = fileURLToPath(new URL("../spec/examples/", import.meta.url));
+
 function readFixtures(kind: Kind, folder: "valid" | "invalid"): Fixture[] {
-  const dir = join(FIXTURES, kind, folder);
+  const fromSpec = folder === "valid" && existsSync(join(SPEC_EXAMPLES, kind)) ? readFolder(kind, join(SPEC_EXAMPLES, kind), folder) : [];
+  return [...readFolder(kind, join(FIXTURES, kind, folder), folder), ...fromSpec];
+}
+
+function readFolder(kind: Kind, dir: string, folder: "valid" | "invalid"): Fixture[] {
   return readdirSync(dir)
     .filter((name) => name.endsWith(".json"))
     .sort()

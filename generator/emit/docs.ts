@@ -682,7 +682,12 @@ function skeleton(schemaId: string, site: Site): unknown {
 }
 
 function examplesHtml(title: string, explicit: { name: string; value: unknown }[], schemaId: string | undefined, ctx: Ctx, query?: OperationModel): string {
-  const items = explicit.map((e) => ({ nameHtml: escapeHtml(e.name), noteHtml: "", codeHtml: escapeHtml(JSON.stringify(e.value, null, 2)) }));
+  const given = explicit.length > 0 ? explicit : schemaId ? ctx.site.schemaById.get(schemaId)?.examples ?? [] : [];
+  const items = given.map((e) => ({
+    nameHtml: escapeHtml(e.name),
+    noteHtml: "",
+    codeHtml: escapeHtml(query && isObject(e.value) ? queryString(query, e.value) : JSON.stringify(e.value, null, 2)),
+  }));
   if (items.length === 0 && schemaId) {
     const value = skeleton(schemaId, ctx.site);
     items.push({
@@ -940,7 +945,7 @@ function objectPage(schema: SchemaModel, site: Site, render: Render): Page {
   }));
   const derived = site.model.schemas.filter((s) => (site.bases.get(s.id) ?? []).includes(schema.id)).map((s) => ({ linkHtml: schemaLink(s.id, ctx) }));
   const validator = site.model.validators.find((v) => v.schemaId === schema.$id);
-  const examples = specExamples(schema.schema);
+  const examples = schema.examples.length > 0 ? schema.examples : specExamples(schema.schema);
   const bodyHtml = render(
     "docs/object",
     escapeView({
@@ -1104,6 +1109,7 @@ function downloadsPage(site: Site, render: Render): Page {
     { title: "JSON Schemas", prefix: "schemas/" },
     { title: "Code lists", prefix: "codelists/" },
     { title: "Errors", prefix: "errors" },
+    { title: "Examples (each one validated by the test suite)", prefix: "examples/" },
   ].map((g) => ({
     title: g.title,
     files: site.model.sources.filter((s) => s.specPath.startsWith(g.prefix)).map((s) => ({ href: `spec/${s.specPath}`, name: s.specPath, bytes: String(Buffer.byteLength(s.text)) })),
