@@ -1,0 +1,130 @@
+/**
+ * Report accounts in ClickHouse: a ReplacingMergeTree keyed by userid, read with FINAL. A
+ * revocation inserts the row again with `revoked_at_ms` set and a higher `version`. The
+ * credential is kept only as its SHA-256 (hex) and compared in constant time, as in the DuckDB
+ * store (service/store/duckdb/accounts.ts, whose checks this file repeats).
+ */
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { StoreError } from "../errors.js";
+import type { Account, NewAccount, Side } from "../store.js";
+import type { ClickHouseConnection } from "./connection.js";
+
+const MAX_ID_LENGTH = 512;
+const MAX_USERID_LENGTH = 64;
+const sha256 = (text: string): Buffer => createHash("sha256").update(text, "utf8").digest();
+const decoyHash = sha256(randomBytes(32).toString("base64url"));
+
+const COLUMNS = "userid, side, bidder_id, publisher_ids, legacy, placement_dimensions, token_sha256, created_at_ms, revoked_at_ms, version";
+
+interface AccountRow {
+  userid: string;
+  side: string;
+  bidder_id: string | null;
+  publisher_ids: string[];
+  legacy: number;
+  placement_dimensions: number;
+  token_sha256: string;
+  created_at_ms: string | number;
+  revoked_at_ms: string | number;
+  version: string | number;
+}
+
+function invalid(message: string): never {
+  throw new StoreError("ADX_ERR_STORE_ACCOUNT_INVALID", message);
+}
+
+function checkId(name: string, value: unknown): string {
+  if (typeof value !== "string" || value.length === 0 || value.length > MAX_ID_LENGTH) invalid(`${name} must be a non-empty string of at most ${MAX_ID_LENGTH} characters`);
+  return value;
+}
+
+function normalise(a: NewAccount): { side: Side; bidder_id: string | null; publisher_ids: string[] | null; legacy: boolean; placement_dimensions: boolean } {
+  if (a.side === "demand") {
+    if (a.publisher_ids !== undefined && a.publisher_ids.length > 0) invalid("a demand account has a bidder_id, not publisher_ids");
+    if (a.legacy || a.placement_dimensions) invalid("legacy and placement_dimensions apply to supply accounts only");
+    return { side: "demand", bidder_id: checkId("bidder_id", a.bidder_id), publisher_ids: null, legacy: false, placement_dimensions: false };
+  }
+  if (a.side === "supply") {
+    if (a.bidder_id !== undefined) invalid("a supply account has publisher_ids, not a bidder_id");
+    if (!Array.isArray(a.publisher_ids) || a.publisher_ids.length === 0) invalid("a supply account needs at least one publisher_id");
+    const publisherIds = [...new Set(a.publisher_ids.map((id) => checkId("publisher_id", id)))];
+    return { side: "supply", bidder_id: null, publisher_ids: publisherIds, legacy: a.legacy === true, placement_dimensions: a.placement_dimensions === true };
+  }
+  invalid(`side must be "demand" or "supply"`);
+}
+
+function toAccount(row: AccountRow): Account {
+  const account: Account = {
+    userid: row.userid,
+    side: row.side as Side,
+    legacy: Number(row.legacy) === 1,
+    placement_dimensions: Number(row.placement_dimensions) === 1,
+    created_at: new Date(Number(row.created_at_ms)).toISOString(),
+    revoked: Number(row.revoked_at_ms) > 0,
+  };
+  if (row.side === "demand" && row.bidder_id !== null) account.bidder_id = row.bidder_id;
+  if (row.side === "supply") account.publisher_ids = row.publisher_ids;
+  return account;
+}
+
+async function findAccount(connection: ClickHouseConnection, userid: string): Promise<AccountRow | undefined> {
+  const values = connection.values();
+  const rows = await connection.rows<AccountRow>(`SELECT ${COLUMNS} FROM ${connection.table("accounts")} FINAL WHERE userid = ${values.add(userid, "String")}`, values);
+  return rows[0];
+}
+
+/** Creates an account; returns its userid and the credential, which is not stored. */
+export async function createAccount(connection: ClickHouseConnection, a: NewAccount): Promise<{ userid: string; authorization: string }> {
+  const account = normalise(a);
+  const authorization = randomBytes(32).toString("base64url");
+  // 48 random bits make a clash unlikely; without a primary key to catch one, look first.
+  let userid = `u_${randomBytes(6).toString("hex")}`;
+  for (let attempt = 0; (await findAccount(connection, userid)) !== undefined; attempt++) {
+    if (attempt >= 3) throw new Error("could not draw an unused userid");
+    userid = `u_${randomBytes(6).toString("hex")}`;
+  }
+  const now = Date.now();
+  await connection.insert("accounts", [
+    {
+      userid,
+      side: account.side,
+      bidder_id: account.bidder_id,
+      publisher_ids: account.publisher_ids ?? [],
+      legacy: account.legacy ? 1 : 0,
+      placement_dimensions: account.placement_dimensions ? 1 : 0,
+      token_sha256: sha256(authorization).toString("hex"),
+      created_at_ms: now,
+      revoked_at_ms: 0,
+      version: now,
+    },
+  ]);
+  return { userid, authorization };
+}
+
+/** Every account, oldest first; never the credential or its hash. */
+export async function listAccounts(connection: ClickHouseConnection): Promise<Account[]> {
+  const rows = await connection.rows<AccountRow>(`SELECT ${COLUMNS} FROM ${connection.table("accounts")} FINAL ORDER BY created_at_ms, userid`);
+  return rows.map(toAccount);
+}
+
+/** Marks an account revoked (keeping the first revocation time); false when the userid is unknown. */
+export async function revokeAccount(connection: ClickHouseConnection, userid: string): Promise<boolean> {
+  if (typeof userid !== "string" || userid.length === 0 || userid.length > MAX_USERID_LENGTH) return false;
+  const row = await findAccount(connection, userid);
+  if (!row) return false;
+  if (Number(row.revoked_at_ms) > 0) return true;
+  const now = Date.now();
+  await connection.insert("accounts", [{ ...row, revoked_at_ms: now, version: Math.max(now, Number(row.version) + 1) }]);
+  return true;
+}
+
+/** The account when `authorization` is its credential and it is not revoked, else null. */
+export async function verifyCredentials(connection: ClickHouseConnection, userid: string, authorization: string): Promise<Account | null> {
+  if (typeof userid !== "string" || typeof authorization !== "string") return null;
+  const given = sha256(authorization);
+  const row = userid.length > 0 && userid.length <= MAX_USERID_LENGTH ? await findAccount(connection, userid) : undefined;
+  const stored = row && /^[0-9a-f]{64}$/.test(row.token_sha256) ? Buffer.from(row.token_sha256, "hex") : decoyHash;
+  const match = stored.length === given.length && timingSafeEqual(given, stored);
+  if (!match || !row || Number(row.revoked_at_ms) > 0) return null;
+  return toAccount(row);
+}

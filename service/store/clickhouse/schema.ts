@@ -1,0 +1,79 @@
+/**
+ * The ClickHouse schema (single node), as numbered migrations applied at open and recorded in
+ * `schema_migrations`. The cluster variant (ReplicatedMergeTree + Distributed) is in
+ * docs/clickhouse.md; the store itself only creates the single-node tables.
+ *
+ * Layout (why):
+ * - Facts keep their identifiers as plain `String`s: ClickHouse compresses repeated strings per
+ *   column well, so the DuckDB store's dictionaries (`dim_*`) buy nothing here, and ORDER BY on
+ *   String compares bytes, the order the reports promise.
+ * - `*_hourly` and `*_daily` are SummingMergeTree: same-key facts add up when parts merge, in
+ *   the background and never necessarily completely, so every query still sums and groups.
+ * - Sorting keys start with the account's scope (publisher_id / bidder_id), then time: every
+ *   report filters on both, so it reads a narrow range of each part.
+ * - `*_daily` is filled by a materialized view on `*_hourly` (the hourly rollup's daily sum, per
+ *   inserted block), so reports over whole days read about a twentieth of the rows.
+ * - Loads go to `*_staging` first (partitioned by load id) and are copied into `*_hourly` only
+ *   once every fact checked out; a failed load drops its partition. ClickHouse has no
+ *   transactions: this makes a load all-or-nothing against bad facts and failing sources, not
+ *   against a server dying between the supply and the demand copy (docs/clickhouse.md).
+ * - Accounts are a ReplacingMergeTree keyed by userid with a version column: a revocation
+ *   inserts a newer version of the row; reads use FINAL.
+ */
+
+/** One schema change: statements with `{db}` standing for the database name. */
+export interface ClickHouseMigration {
+  version: number;
+  name: string;
+  statements: string[];
+}
+
+const metrics = "request UInt64, response UInt64, impression UInt64, revenue Float64";
+const supplyKeys = "publisher_id String, app_bundle_id String, placement_id String, ad_format UInt32, platform UInt32, country String";
+const demandKeys = "bidder_id String, ad_format UInt32, platform UInt32";
+const sums = "(request, response, impression, revenue)";
+const supplyKeyNames = "app_bundle_id, placement_id, ad_format, platform, country";
+const demandKeyNames = "ad_format, platform";
+
+/** Every migration, in order. Append only. */
+export const clickhouseMigrations: ClickHouseMigration[] = [
+  {
+    version: 1,
+    name: "facts, daily rollups, staging, accounts",
+    statements: [
+      `CREATE TABLE IF NOT EXISTS {db}.supply_hourly (hour DateTime('UTC'), ${supplyKeys}, ${metrics})
+         ENGINE = SummingMergeTree(${sums}) PARTITION BY toYYYYMM(hour)
+         ORDER BY (publisher_id, hour, ${supplyKeyNames})`,
+      `CREATE TABLE IF NOT EXISTS {db}.supply_daily (day Date, ${supplyKeys}, ${metrics})
+         ENGINE = SummingMergeTree(${sums}) PARTITION BY toYYYYMM(day)
+         ORDER BY (publisher_id, day, ${supplyKeyNames})`,
+      `CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.supply_daily_mv TO {db}.supply_daily AS
+         SELECT toDate(hour) AS day, publisher_id, ${supplyKeyNames},
+                sum(request) AS request, sum(response) AS response, sum(impression) AS impression, sum(revenue) AS revenue
+         FROM {db}.supply_hourly GROUP BY day, publisher_id, ${supplyKeyNames}`,
+      `CREATE TABLE IF NOT EXISTS {db}.demand_hourly (hour DateTime('UTC'), ${demandKeys}, ${metrics})
+         ENGINE = SummingMergeTree(${sums}) PARTITION BY toYYYYMM(hour)
+         ORDER BY (bidder_id, hour, ${demandKeyNames})`,
+      `CREATE TABLE IF NOT EXISTS {db}.demand_daily (day Date, ${demandKeys}, ${metrics})
+         ENGINE = SummingMergeTree(${sums}) PARTITION BY toYYYYMM(day)
+         ORDER BY (bidder_id, day, ${demandKeyNames})`,
+      `CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.demand_daily_mv TO {db}.demand_daily AS
+         SELECT toDate(hour) AS day, bidder_id, ${demandKeyNames},
+                sum(request) AS request, sum(response) AS response, sum(impression) AS impression, sum(revenue) AS revenue
+         FROM {db}.demand_hourly GROUP BY day, bidder_id, ${demandKeyNames}`,
+      `CREATE TABLE IF NOT EXISTS {db}.supply_staging (batch UInt64, hour DateTime('UTC'), ${supplyKeys}, ${metrics})
+         ENGINE = MergeTree PARTITION BY batch ORDER BY (publisher_id, hour)`,
+      `CREATE TABLE IF NOT EXISTS {db}.demand_staging (batch UInt64, hour DateTime('UTC'), ${demandKeys}, ${metrics})
+         ENGINE = MergeTree PARTITION BY batch ORDER BY (bidder_id, hour)`,
+      `CREATE TABLE IF NOT EXISTS {db}.accounts (
+         userid String, side String, bidder_id Nullable(String), publisher_ids Array(String),
+         legacy UInt8, placement_dimensions UInt8, token_sha256 String,
+         created_at_ms UInt64, revoked_at_ms UInt64, version UInt64
+       ) ENGINE = ReplacingMergeTree(version) ORDER BY userid`,
+    ],
+  },
+];
+
+/** The column lists the loads copy from staging to the hourly tables. */
+export const SUPPLY_COLUMNS = "hour, publisher_id, app_bundle_id, placement_id, ad_format, platform, country, request, response, impression, revenue";
+export const DEMAND_COLUMNS = "hour, bidder_id, ad_format, platform, request, response, impression, revenue";

@@ -1,0 +1,65 @@
+/** The ClickHouse report store: one HTTP client, serialised loads, the same semantics as the DuckDB store. */
+import type { Account, Fact, NewAccount, ReportQuery, ReportResult, ReportStore } from "../store.js";
+import { createAccount, listAccounts, revokeAccount, verifyCredentials } from "./accounts.js";
+import { ClickHouseConnection, type ClickHouseOptions, type ServerInfo } from "./connection.js";
+import { ingestClickHouse } from "./ingest.js";
+import { runClickHouseReport } from "./report.js";
+
+/** `ReportStore` on ClickHouse (current servers with bound parameters; 18.x with escaped literals). */
+export class ClickHouseReportStore implements ReportStore {
+  /** Loads of one store run one after another, as in the DuckDB store. */
+  private loads: Promise<unknown> = Promise.resolve();
+
+  private constructor(private readonly connection: ClickHouseConnection) {}
+
+  /** Connects (`url` like `http://127.0.0.1:8123/adxkit`), creates the database and migrates. */
+  static async open(options: ClickHouseOptions = {}): Promise<ClickHouseReportStore> {
+    return new ClickHouseReportStore(await ClickHouseConnection.open(options));
+  }
+
+  /** The server's version and whether it binds query parameters. */
+  get server(): ServerInfo {
+    return this.connection.server;
+  }
+
+  /** The database the store's tables live in. */
+  get database(): string {
+    return this.connection.database;
+  }
+
+  async ingest(facts: Iterable<Fact> | AsyncIterable<Fact>): Promise<number> {
+    const load = this.loads.then(() => this.connection.use(() => ingestClickHouse(this.connection, facts)));
+    this.loads = load.catch(() => undefined);
+    const counts = await load;
+    return counts.supply + counts.demand;
+  }
+
+  report(query: ReportQuery): Promise<ReportResult> {
+    return this.connection.use(() => runClickHouseReport(this.connection, query));
+  }
+
+  createAccount(a: NewAccount): Promise<{ userid: string; authorization: string }> {
+    return this.connection.use(() => createAccount(this.connection, a));
+  }
+
+  listAccounts(): Promise<Account[]> {
+    return this.connection.use(() => listAccounts(this.connection));
+  }
+
+  revokeAccount(userid: string): Promise<boolean> {
+    return this.connection.use(() => revokeAccount(this.connection, userid));
+  }
+
+  verifyCredentials(userid: string, authorization: string): Promise<Account | null> {
+    return this.connection.use(() => verifyCredentials(this.connection, userid, authorization));
+  }
+
+  /** Drops the store's whole database (tests use a database each). */
+  dropDatabase(): Promise<void> {
+    return this.connection.use(() => this.connection.command(`DROP DATABASE IF EXISTS ${this.connection.database}`));
+  }
+
+  close(): Promise<void> {
+    return this.connection.close();
+  }
+}
