@@ -1,13 +1,14 @@
 /** `adxkit accounts create|list|revoke`: the report accounts and their credentials. */
 import type { Command } from "commander";
-import { DEFAULT_DB_PATH, StoreError, openStore, type NewAccount, type ReportStore } from "../../store/index.js";
+import { DEFAULT_DB_PATH, StoreError, type NewAccount, type ReportStore } from "../../store/index.js";
+import { addStoreOptions, openStoreFrom, type StoreCommandOptions } from "../store-options.js";
 import { UsageError } from "../errors.js";
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
 /** Opens the store, runs `work`, and always closes it. */
-async function withStore<T>(db: string, work: (store: ReportStore) => Promise<T>): Promise<T> {
-  const store = await openStore({ db });
+async function withStore<T>(options: StoreCommandOptions, work: (store: ReportStore) => Promise<T>): Promise<T> {
+  const store = await openStoreFrom(options);
   try {
     return await work(store);
   } finally {
@@ -54,8 +55,7 @@ Examples:
   $ adxkit accounts revoke --db ./data/adxkit.duckdb u_0123456789ab`,
     );
 
-  accounts
-    .command("create")
+  addStoreOptions(accounts.command("create"))
     .description("create an account and print its credential, once: {\"userid\":…,\"authorization\":…}")
     .option("--db <path>", "database file (its folder is created) or :memory:", DEFAULT_DB_PATH)
     .option("--side <side>", "demand (report A) or supply (report B)")
@@ -74,7 +74,7 @@ Examples:
     )
     .action(async (options: CreateOptions) => {
       const account = newAccount(options);
-      const created = await withStore(options.db, (store) =>
+      const created = await withStore(options, (store) =>
         store.createAccount(account).catch((error: unknown) => {
           if (error instanceof StoreError && error.code === "ADX_ERR_STORE_ACCOUNT_INVALID") throw new UsageError(error.message);
           throw error;
@@ -83,8 +83,7 @@ Examples:
       process.stdout.write(`${JSON.stringify({ userid: created.userid, authorization: created.authorization })}\n`);
     });
 
-  accounts
-    .command("list")
+  addStoreOptions(accounts.command("list"))
     .description("print one JSON line per account (never a credential)")
     .option("--db <path>", "database file (its folder is created) or :memory:", DEFAULT_DB_PATH)
     .addHelpText(
@@ -95,12 +94,11 @@ Examples:
   $ adxkit accounts list --db ./data/adxkit.duckdb | grep '"revoked":false'`,
     )
     .action(async (options: { db: string }) => {
-      const list = await withStore(options.db, (store) => store.listAccounts());
+      const list = await withStore(options, (store) => store.listAccounts());
       for (const account of list) process.stdout.write(`${JSON.stringify(account)}\n`);
     });
 
-  accounts
-    .command("revoke")
+  addStoreOptions(accounts.command("revoke"))
     .description("revoke an account: its credential stops working at once (exit 1 when the userid is unknown)")
     .argument("<userid>", "the account to revoke")
     .option("--db <path>", "database file (its folder is created) or :memory:", DEFAULT_DB_PATH)
@@ -111,7 +109,7 @@ Examples:
   $ adxkit accounts revoke --db ./data/adxkit.duckdb u_0123456789ab`,
     )
     .action(async (userid: string, options: { db: string }) => {
-      const revoked = await withStore(options.db, (store) => store.revokeAccount(userid));
+      const revoked = await withStore(options, (store) => store.revokeAccount(userid));
       if (revoked) {
         process.stdout.write(`${JSON.stringify({ userid, revoked: true })}\n`);
         return;

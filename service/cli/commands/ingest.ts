@@ -4,8 +4,9 @@ import { access } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import type { Command } from "commander";
-import { DEFAULT_DB_PATH, FactError, openStore, parseFactLine, type Fact } from "../../store/index.js";
+import { DEFAULT_DB_PATH, FactError, parseFactLine, type Fact } from "../../store/index.js";
 import { UsageError } from "../errors.js";
+import { addStoreOptions, openStoreFrom } from "../store-options.js";
 
 /** Bad lines printed one by one; past this only the count grows. */
 const MAX_SHOWN = 100;
@@ -96,8 +97,7 @@ function* readFactsFromFile(path: string, name: string): Generator<Fact> {
 }
 
 export function register(program: Command): void {
-  program
-    .command("ingest")
+  addStoreOptions(program.command("ingest"))
     .description("load hourly facts (NDJSON, one fact per line) into the report store; a file with any bad line loads nothing")
     .argument("[file]", "NDJSON file; - or nothing reads standard input")
     .option("--db <path>", "database file (its folder is created) or :memory:", DEFAULT_DB_PATH)
@@ -122,7 +122,7 @@ Examples:
         });
       }
       const name = fromStdin ? "<stdin>" : file;
-      const store = await openStore({ db: options.db });
+      const store = await openStoreFrom(options);
       const started = performance.now();
       try {
         const ingested = await store.ingest(fromStdin ? readFacts(process.stdin, name) : readFactsFromFile(file, name));

@@ -1,7 +1,8 @@
 /** `adxkit seed`: deterministic synthetic traffic into the report store, for demos and benchmarks. */
 import { InvalidArgumentError, type Command } from "commander";
-import { DEFAULT_DB_PATH, DEFAULT_SEED_END, generateSeedFacts, openStore, seedPlan, type Fact, type SeedOptions } from "../../store/index.js";
+import { DEFAULT_DB_PATH, DEFAULT_SEED_END, generateSeedFacts, seedPlan, type Fact, type SeedOptions } from "../../store/index.js";
 import { UsageError } from "../errors.js";
+import { addStoreOptions, openStoreFrom } from "../store-options.js";
 
 const PROGRESS_EVERY = 1_000_000;
 
@@ -20,8 +21,7 @@ function* withProgress(facts: Iterable<Fact>, total: number): Generator<Fact> {
 }
 
 export function register(program: Command): void {
-  program
-    .command("seed")
+  addStoreOptions(program.command("seed"))
     .description("load deterministic synthetic traffic: N supply facts over the last D days, plus about N/10 demand facts")
     .option("--db <path>", "database file (its folder is created) or :memory:", DEFAULT_DB_PATH)
     .requiredOption("--days <n>", "days of traffic, ending at --end", wholeNumber)
@@ -47,7 +47,7 @@ Examples:
       } catch (error) {
         throw new UsageError((error as Error).message);
       }
-      const store = await openStore({ db: options.db });
+      const store = await openStoreFrom(options);
       const started = performance.now();
       try {
         await store.ingest(withProgress(generateSeedFacts(seedOptions), plan.supplyRows + plan.demandRows));

@@ -1,10 +1,10 @@
 /** `adxkit serve`: one Fastify server for the report APIs A and B, the exchange (with --bidders) and the docs. */
 import type { Command } from "commander";
 import { startServer, type ServerOptions } from "../../server.js";
+import { addStoreOptions, openStoreFrom } from "../store-options.js";
 
 export function register(program: Command): void {
-  program
-    .command("serve")
+  addStoreOptions(program.command("serve"))
     .description("serve report APIs A (/api/report/demand_report_v2) and B (/api/report/v1), the exchange (/openrtb2/auction) and the docs (/docs)")
     .option("--db <path>", "DuckDB file of the embedded store (:memory: works)", "./data/adxkit.duckdb")
     .option("--host <host>", "address to listen on", "127.0.0.1")
@@ -22,9 +22,10 @@ Examples:
   $ curl -s -X POST http://127.0.0.1:8080/api/report/v1 -H 'content-type: application/json' \\
       -H 'x-userid: …' -H 'x-authorization: …' -d '{"start":"2026-10-01T00:00:00","end":"2026-10-31T23:59:59"}'`,
     )
-    .action(async (options: { db: string; host: string; port: string; bidders?: string; publicUrl?: string; lenient?: boolean; logLevel: string }) => {
+    .action(async (options: { db: string; store?: string; clickhouseUrl?: string; host: string; port: string; bidders?: string; publicUrl?: string; lenient?: boolean; logLevel: string }) => {
       const serverOptions: ServerOptions = {
         db: options.db,
+        store: await openStoreFrom(options),
         host: options.host,
         port: Number(options.port),
         biddersFile: options.bidders,
@@ -36,6 +37,7 @@ Examples:
       process.stderr.write(`adxkit: listening on ${server.url} (reports, ${options.bidders ? "exchange, " : ""}docs at ${server.url}/docs/)\n`);
       const stop = async () => {
         await server.close();
+        await server.store.close();
         process.exit(0);
       };
       process.once("SIGINT", stop);
