@@ -16,7 +16,7 @@ export interface RuleContext {
    * Parses and validates an embedded JSON document carried as a string; false when the text is
    * not a JSON object. Results are cached by text: real traffic repeats native payloads per placement.
    */
-  validateEmbeddedText(kind: "native-request" | "native-response", text: string, basePath: () => string): boolean;
+  validateEmbeddedText(kind: "native-request" | "native-response", text: string, basePath: (index: number) => string, index: number): boolean;
 }
 
 export type Rule = (payload: any, context: RuleContext) => void;
@@ -35,6 +35,9 @@ export function parseNativeDocument(text: string): Record<string, any> | undefin
   if (!isObject(parsed)) return undefined;
   return isObject(parsed.native) ? parsed.native : parsed;
 }
+
+/** Built only when an issue is reported: the valid path allocates nothing. */
+const nativeRequestPath = (index: number) => pointer("", "imp", index, "native", "request");
 
 const nativeContextSubtypes: Record<number, [number, number]> = { 1: [10, 19], 2: [20, 29], 3: [30, 39] };
 
@@ -67,13 +70,12 @@ export const rules: Record<string, Rule> = {
     for (let i = 0; i < imps.length; i++) {
       const native = imps[i].native;
       if (native === undefined) continue;
-      const path = () => pointer("", "imp", i, "native", "request");
       if (typeof native.request !== "string") {
         // Some systems send the payload as an object instead of a string: a known deviation.
-        context.report(path(), "native-request-object", "native.request must be a string holding the native request, not an object");
-        context.validateEmbedded("native-request", isObject(native.request.native) ? native.request.native : native.request, path());
-      } else if (!context.validateEmbeddedText("native-request", native.request, path)) {
-        context.report(path(), "native-request-json", "native.request must be a string holding a JSON object");
+        context.report(nativeRequestPath(i), "native-request-object", "native.request must be a string holding the native request, not an object");
+        context.validateEmbedded("native-request", isObject(native.request.native) ? native.request.native : native.request, nativeRequestPath(i));
+      } else if (!context.validateEmbeddedText("native-request", native.request, nativeRequestPath, i)) {
+        context.report(nativeRequestPath(i), "native-request-json", "native.request must be a string holding a JSON object");
       }
     }
   },

@@ -106,7 +106,7 @@ class Run implements RuleContext {
     if (validator) this.merge(validator(document), basePath);
   }
 
-  validateEmbeddedText(kind: EmbeddedKind, text: string, basePath: () => string): boolean {
+  validateEmbeddedText(kind: EmbeddedKind, text: string, basePath: (index: number) => string, index: number): boolean {
     const cache = embeddedCaches[kind];
     let result = cache.get(text);
     if (result === undefined) {
@@ -119,7 +119,7 @@ class Run implements RuleContext {
       }
     }
     if (result === null) return false;
-    if (result !== VALID) this.merge(result, basePath());
+    if (result !== VALID) this.merge(result, basePath(index));
     return true;
   }
 }
