@@ -48,10 +48,21 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     const status = (error as { statusCode?: number }).statusCode ?? 500;
     if (status >= 500) request.log.error({ err: error }, "unhandled error");
     if (request.url.startsWith("/api/report/")) {
-      const code = status >= 500 ? -1 : -2;
-      return reply.code(200).send(errorEnvelope(code, status >= 500 ? `internal error; request id ${request.id}` : error.message));
+      if (status >= 500) return reply.code(200).send(errorEnvelope(-1, `internal error; request id ${request.id}`));
+      // Fastify refused the body before the route ran (size, media type): credentials still come first (-3 before -2).
+      const side = request.url.startsWith("/api/report/v1") ? "supply" : "demand";
+      const source = (request.method === "GET" ? request.query : request.headers) as Record<string, unknown>;
+      const userid = typeof source?.["x-userid"] === "string" ? source["x-userid"] : undefined;
+      const authorization = typeof source?.["x-authorization"] === "string" ? source["x-authorization"] : undefined;
+      const account = userid && authorization ? await options.store.verifyCredentials(userid, authorization).catch(() => null) : null;
+      if (!account || account.side !== side) return reply.code(200).send(errorEnvelope(-3, "x-userid and x-authorization do not name an account of this interface"));
+      return reply.code(200).send(errorEnvelope(-2, error.message));
     }
-    return reply.code(status >= 500 ? 500 : status).send({ errors: [{ path: "", rule: status === 413 ? "body-too-large" : "http", message: status >= 500 ? `internal error; request id ${request.id}` : error.message }] });
+    if (status >= 500) return reply.code(500).send({ errors: [{ path: "", rule: "http", message: `internal error; request id ${request.id}` }] });
+    if (status === 413) return reply.code(413).send({ errors: [{ path: "", rule: "body-too-large", message: error.message }] });
+    // A media type Fastify cannot even parse is a payload that is not JSON: 400 like any bad body.
+    if (status === 415) return reply.code(400).send({ errors: [{ path: "", rule: "json", message: error.message }] });
+    return reply.code(status).send({ errors: [{ path: "", rule: "http", message: error.message }] });
   });
   const reportOptions = { store: options.store, authThrottle: createAuthThrottle(), now: options.now };
   await app.register(demandReportPlugin, { handlers: demandReportHandlers(reportOptions), lenient: options.lenient });

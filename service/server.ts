@@ -59,7 +59,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       if (options.biddersFile) {
         const bidders = await loadBidders(options.biddersFile);
         const publicUrl = options.publicUrl ?? `http://${host}:${options.port ?? 8080}`;
-        exchange = await registerExchange(instance, { bidders, sink: store, lenient: options.lenient, billingSecret: billingSecret(options.db), publicUrl });
+        exchange = await registerExchange(instance, { bidders, sink: store, lenient: options.lenient, billingSecret: billingSecret(options.db), publicUrl, circuitBreaker: {} });
       }
     },
   });

@@ -13,6 +13,7 @@ import { FactAggregator, type DemandKey, type EventLogger, type FactSink, type S
 import { newTokenId, signBillingToken, verifyBillingToken, type BillingClaims } from "./billing-token.js";
 import { checkBid, describe, impRules, requestRules, type ImpRules, type Rejection, type RequestRules } from "./bid-checks.js";
 import type { BidderConfig } from "./bidders.js";
+import { CircuitBreaker, type CircuitBreakerOptions, type CircuitSnapshot } from "./circuit-breaker.js";
 import { clearingPrice } from "./clearing.js";
 import { bidderBudget, Deadline, DEFAULT_TMAX_MS, effectiveTmax, MARKUP_FETCH_SAFETY_MS, withDeadline } from "./deadline.js";
 import { HttpClient, type CallOutcome } from "./http-client.js";
@@ -21,6 +22,7 @@ import { markupFits } from "./markup.js";
 import { formatMicros, fromMicros, toMicros } from "./money.js";
 import { NoticeSender, type NoticeOptions } from "./notices.js";
 import { ExchangeStats, type BidderCounters } from "./stats.js";
+import { stringifyLossless } from "../json/lossless.js";
 
 /** Options of the exchange (registerExchange). */
 export interface ExchangeOptions {
@@ -49,6 +51,11 @@ export interface ExchangeOptions {
   notices?: NoticeOptions;
   /** How long close() waits for notices in flight (default 1000 ms). */
   closeGraceMs?: number;
+  /**
+   * Per-bidder circuit breaker: `{}` opens after 10 consecutive faults and probes after 5 s
+   * (circuit-breaker.ts). Off when absent or false; `adxkit serve` (startServer) turns it on.
+   */
+  circuitBreaker?: CircuitBreakerOptions | false;
 }
 
 interface BidderRuntime {
@@ -57,6 +64,9 @@ interface BidderRuntime {
   path: string;
   formats?: ReadonlySet<number>;
   counters: BidderCounters;
+  breaker?: CircuitBreaker;
+  /** Faults charged so far (bidderFault); tells the breaker whether an answer was a fault. */
+  faultCount: number;
 }
 
 interface Candidate {
@@ -142,6 +152,8 @@ export class Exchange {
         path: url.pathname + url.search,
         formats: config.formats ? new Set(config.formats) : undefined,
         counters: this.counters.bidder(config.id),
+        breaker: options.circuitBreaker ? new CircuitBreaker(options.circuitBreaker) : undefined,
+        faultCount: 0,
       };
     });
     this.sweeper = setInterval(() => this.sweepTokens(), 60_000);
@@ -197,6 +209,8 @@ export class Exchange {
     for (const bidder of this.bidders) {
       const imps = bidder.formats ? request.imp.filter((imp) => adFormatsOffered(imp).some((f) => bidder.formats!.has(f))) : request.imp;
       if (imps.length === 0) continue;
+      // An open circuit skips the bidder (counted in stats().circuits), half-open lets one probe through.
+      if (bidder.breaker !== undefined && !bidder.breaker.allow()) continue;
       const ms = bidder.config.timeout_ms !== undefined ? Math.min(budget, bidder.config.timeout_ms) : budget;
       const all = imps.length === request.imp.length;
       // Bidders sent the same imps with the same budget share one request object and one body.
@@ -204,7 +218,7 @@ export class Exchange {
       let shared = bodies.get(bodyKey);
       if (shared === undefined) {
         const sent: BidRequest = all ? { ...request, tmax: ms } : { ...request, imp: imps as BidRequest["imp"], tmax: ms };
-        shared = { sent, body: JSON.stringify(sent) };
+        shared = { sent, body: stringifyLossless(sent) };
         bodies.set(bodyKey, shared);
       }
       const { sent, body } = shared;
@@ -225,8 +239,11 @@ export class Exchange {
       }));
       calls.push(
         call.then((outcome) => {
+          const faultsBefore = bidder.faultCount;
           try {
             this.takeAnswer(context, bidder, sent, outcome);
+            if (bidder.faultCount === faultsBefore) bidder.breaker?.success();
+            else bidder.breaker?.failure();
           } catch (error) {
             // A bug while checking one answer costs that answer, never the auction.
             this.logger.error({ err: error, auction: request.id, bidder: bidder.config.id }, "checking a bidder answer failed");
@@ -326,6 +343,7 @@ export class Exchange {
 
   private bidderFault(context: AuctionContext, bidder: BidderRuntime, reason: AuctionRejection, detail: string): void {
     this.counters.fault(bidder.config.id, reason);
+    bidder.faultCount++;
     this.logger.warn({ auction: context.request.id, bidder: bidder.config.id, reason, detail }, "bidder answer counted as no-bid");
   }
 
@@ -496,6 +514,8 @@ export class Exchange {
 
   /** Counters of auctions, bidders, billing, notices and facts. */
   stats() {
-    return { ...this.counters.snapshot(), notices: this.notices.stats(), facts: this.facts.stats(), seenBillingTokens: this.seenTokens.size };
+    const circuits: Record<string, CircuitSnapshot> = {};
+    for (const bidder of this.bidders) if (bidder.breaker !== undefined) circuits[bidder.config.id] = bidder.breaker.snapshot();
+    return { ...this.counters.snapshot(), circuits, notices: this.notices.stats(), facts: this.facts.stats(), seenBillingTokens: this.seenTokens.size };
   }
 }

@@ -1,0 +1,342 @@
+/**
+ * Reliability against faulty bidders (one per fault: hangs, answers after tmax, resets, HTTP 500,
+ * non-JSON, a valid answer for another request id, megabytes of garbage with and without a
+ * Content-Length): every auction is answered within tmax (+ a margin for a loaded 2-core machine),
+ * each fault is counted per bidder, memory stays flat over a bounded loop, and a bidder that keeps
+ * failing is skipped by its circuit breaker, then probed and taken back (injected clock).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { CircuitBreaker } from "../../service/auction/circuit-breaker.js";
+import { HTML, bannerRequest, startExchange, type TestExchange } from "../auction/helpers.js";
+
+/**
+ * Margin over tmax allowed to the answer time seen by the client (the goal is tmax + 10 ms; CI
+ * has 2 loaded cores). The median must meet the goal itself, 90 % of the answers tmax + 50 ms,
+ * and every answer tmax + STALL_MS: a stall of the whole machine (seen at 5+ load on 2 cores)
+ * delays every process, but nothing may wait for the slow bidder (4 × tmax) or the hanging one.
+ */
+const MARGIN_MS = 50;
+const STALL_MS = 250;
+const TMAX = 100;
+
+type Handler = (request: any, raw: IncomingMessage, res: ServerResponse) => void;
+
+interface RawBidder {
+  endpoint: string;
+  calls: number;
+  handler: Handler;
+  close(): Promise<void>;
+}
+
+/** A bidder on node:http (full control over the bytes), the body parsed when it is JSON. */
+async function rawBidder(handler: Handler): Promise<RawBidder> {
+  const bidder = { calls: 0, handler } as RawBidder;
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      bidder.calls++;
+      let body: any;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+      } catch {
+        body = undefined;
+      }
+      bidder.handler(body, req, res);
+    });
+  });
+  server.on("clientError", (_e, socket) => socket.destroy());
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  bidder.endpoint = `http://127.0.0.1:${(server.address() as { port: number }).port}/bid`;
+  bidder.close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return bidder;
+}
+
+const json = (res: ServerResponse, status: number, body: unknown) => {
+  const text = typeof body === "string" ? body : JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) }).end(text);
+};
+const goodAnswer = (request: any, price = 1.2, crid = "good") => ({
+  id: request.id,
+  cur: "USD",
+  seatbid: [{ seat: "seat-good", bid: [{ id: `b-${request.id}`, impid: "1", price, adm: HTML, adomain: ["advertiser.example"], crid }] }],
+});
+
+/** Streams `megabytes` of garbage without a Content-Length, stopping when the peer goes away. */
+function streamGarbage(res: ServerResponse, megabytes: number): void {
+  res.writeHead(200, { "content-type": "application/json" });
+  const chunk = Buffer.alloc(64 * 1024, "x");
+  let left = (megabytes * 1024 * 1024) / chunk.length;
+  const pump = () => {
+    while (left > 0 && !res.destroyed) {
+      left--;
+      if (!res.write(chunk)) return void res.once("drain", pump);
+    }
+    if (!res.destroyed) res.end();
+  };
+  res.on("close", () => (left = 0));
+  pump();
+}
+
+const TWO_MIB = Buffer.alloc(2 * 1024 * 1024, "{");
+
+/** A fault per bidder; `expected` is the reason each one must be counted under. */
+const FAULTS: Record<string, { handler: Handler; expected: string }> = {
+  hang: { handler: () => {}, expected: "timeout" },
+  slow: { handler: (r, _q, res) => void setTimeout(() => !res.destroyed && json(res, 200, goodAnswer(r, 9, "slow")), TMAX * 4), expected: "timeout" },
+  reset: { handler: (_r, req) => req.socket.destroy(), expected: "connection-error" },
+  http500: { handler: (_r, _q, res) => json(res, 500, { error: "boom" }), expected: "http-error" },
+  "non-json": { handler: (_r, _q, res) => res.writeHead(200, { "content-type": "text/html" }).end("<html>not json</html>"), expected: "malformed-response" },
+  "other-id": { handler: (r, _q, res) => json(res, 200, { ...goodAnswer(r, 9, "other"), id: `not-${r?.id}` }), expected: "wrong-request-id" },
+  "garbage-stream": { handler: (_r, _q, res) => streamGarbage(res, 4), expected: "malformed-response" },
+  "garbage-sized": {
+    handler: (_r, _q, res) => {
+      res.writeHead(200, { "content-type": "application/json", "content-length": TWO_MIB.length }).end(TWO_MIB);
+    },
+    expected: "malformed-response",
+  },
+};
+
+/** A gc function: global.gc when node runs with --expose-gc, else one obtained through V8 flags (or none). */
+function gcFunction(): (() => void) | undefined {
+  const g = (globalThis as { gc?: () => void }).gc;
+  if (typeof g === "function") return g;
+  try {
+    setFlagsFromString("--expose-gc");
+    const fn = runInNewContext("gc") as unknown;
+    return typeof fn === "function" ? (fn as () => void) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+let good: RawBidder;
+const faulty: Record<string, RawBidder> = {};
+let ex: TestExchange;
+
+beforeAll(async () => {
+  good = await rawBidder((r, _q, res) => json(res, 200, goodAnswer(r)));
+  for (const [id, { handler }] of Object.entries(FAULTS)) faulty[id] = await rawBidder(handler);
+  // The breaker is off here: every auction must reach every faulty bidder, so the counters are exact.
+  ex = await startExchange(
+    [{ id: "good", endpoint: good.endpoint, seat: "seat-good" }, ...Object.keys(FAULTS).map((id) => ({ id, endpoint: faulty[id].endpoint, seat: `seat-${id}` }))],
+    { circuitBreaker: false },
+  );
+});
+afterAll(async () => {
+  await ex?.close();
+  await Promise.all([good, ...Object.values(faulty)].filter(Boolean).map((b) => b.close()));
+});
+
+describe("faulty bidders", () => {
+  test("every auction is answered within tmax with the good bid; each fault is counted under its bidder", async () => {
+    // Warm-up (connections, JIT), not measured and not counted below.
+    for (let i = 0; i < 3; i++) await ex.auction(bannerRequest({ tmax: TMAX }));
+    const base = ex.handle.stats();
+    const rounds = 20;
+    const times: number[] = [];
+    let filled = 0;
+    for (let i = 0; i < rounds; i++) {
+      const res = await ex.auction(bannerRequest({ tmax: TMAX }));
+      // 200 with the good bid; a 204 only when the machine stalled past the good bidder's own budget.
+      expect([200, 204]).toContain(res.status);
+      if (res.status === 200) {
+        filled++;
+        expect(res.body.seatbid).toHaveLength(1);
+        expect(res.body.seatbid[0].bid[0].crid).toBe("good");
+      }
+      times.push(res.ms);
+    }
+    const sorted = [...times].sort((a, b) => a - b);
+    const max = sorted.at(-1)!;
+    console.log(`faulty bidders: times ${times.map((t) => t.toFixed(0)).join(" ")}`);
+    console.log(`faulty bidders: ${rounds} auctions, tmax ${TMAX} ms: p50 ${sorted[rounds >> 1].toFixed(1)} ms, max ${max.toFixed(1)} ms (bounds: median tmax + 10, p90 tmax + ${MARGIN_MS}, max tmax + ${STALL_MS}); handler over tmax + 10 ms: ${ex.handle.stats().late - base.late}; filled ${filled}/${rounds}`);
+    expect(sorted[rounds >> 1], "median").toBeLessThan(TMAX + 10);
+    expect(sorted[Math.ceil(rounds * 0.9) - 1], "90th percentile").toBeLessThan(TMAX + MARGIN_MS);
+    expect(max).toBeLessThan(TMAX + STALL_MS);
+
+    const stats = ex.handle.stats();
+    expect(stats.auctions - base.auctions).toBe(rounds);
+    expect(filled).toBeGreaterThanOrEqual(rounds / 2);
+    expect(Object.keys(stats.bidders.good.faults).filter((r) => r !== "timeout")).toEqual([]);
+    expect(stats.bidders.good.wins - base.bidders.good.wins).toBe(filled);
+    for (const [id, { expected }] of Object.entries(FAULTS)) {
+      const before = base.bidders[id];
+      expect(stats.bidders[id].requests - before.requests, id).toBe(rounds);
+      // Each call is counted once, under its reason. On a loaded machine a fault that shows late
+      // (a reset or 1 MiB of garbage read after the bidder's budget) is a timeout instead.
+      const faults = stats.bidders[id].faults;
+      const delta = (reason: string) => (faults[reason as "timeout"] ?? 0) - (before.faults[reason as "timeout"] ?? 0);
+      const reasons = Object.keys(faults).filter((r) => delta(r) > 0);
+      expect(reasons.every((r) => r === expected || r === "timeout"), `${id} ${JSON.stringify(faults)}`).toBe(true);
+      expect(delta(expected) + (expected === "timeout" ? 0 : delta("timeout")), id).toBe(rounds);
+      expect(delta(expected), `${id} ${JSON.stringify(faults)}`).toBeGreaterThanOrEqual(rounds / 2);
+      if (delta(expected) !== rounds) console.log(`faulty bidders: ${id}: ${JSON.stringify(faults)} (some late under load)`);
+      expect(stats.bidders[id].wins, id).toBe(0);
+    }
+    expect(stats.circuits).toEqual({});
+  });
+
+  test("memory stays flat over 300 auctions against the worst bidders", { timeout: 120_000 }, async () => {
+    const gc = gcFunction();
+    const heap = () => {
+      if (gc) {
+        gc();
+        gc();
+      }
+      return process.memoryUsage().heapUsed;
+    };
+    // The bidders share this process's event loop (and serve megabytes of garbage): under that
+    // load the good bidder itself may miss its budget, so a 204 in time is an answer too.
+    let filled = 0;
+    const batch = async (n: number, concurrency: number) => {
+      let worst = 0;
+      for (let done = 0; done < n; done += concurrency) {
+        const results = await Promise.all(Array.from({ length: Math.min(concurrency, n - done) }, () => ex.auction(bannerRequest({ tmax: TMAX }))));
+        for (const r of results) {
+          expect([200, 204]).toContain(r.status);
+          if (r.status === 200) filled++;
+          worst = Math.max(worst, r.ms);
+        }
+      }
+      return worst;
+    };
+    await batch(30, 5); // warm-up: pools, JIT, caches
+    const before = heap();
+    filled = 0;
+    const worst = await batch(300, 5);
+    // Let the aborted sockets and the fact flush settle before measuring.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const after = heap();
+    const growthMiB = (after - before) / 1024 / 1024;
+    const bound = gc ? 16 : 64;
+    console.log(`faulty bidders: 300 auctions (5 concurrent, ${filled} filled by the good bidder): heap ${(before / 1048576).toFixed(1)} → ${(after / 1048576).toFixed(1)} MiB (${growthMiB >= 0 ? "+" : ""}${growthMiB.toFixed(1)} MiB, gc ${gc ? "yes" : "no"}, bound ${bound} MiB); slowest ${worst.toFixed(1)} ms`);
+    expect(growthMiB).toBeLessThan(bound);
+    // Five auctions at once, each streaming megabytes from bidders served by this same event loop:
+    // the deadline test is the sequential one above; here only "no auction hangs" is asserted.
+    expect(worst).toBeLessThan(1000);
+    expect(filled).toBeGreaterThan(150);
+    const stats = ex.handle.stats();
+    // Every call to a faulty bidder is a fault. Under this load some land under another reason (the
+    // in-process bidder resets only after the deadline: a timeout); the exact reasons are asserted
+    // by the sequential test above.
+    for (const [id, { expected }] of Object.entries(FAULTS)) {
+      const { faults, requests } = stats.bidders[id];
+      const total = Object.values(faults).reduce((a, b) => a + (b ?? 0), 0);
+      expect(total, `${id} ${JSON.stringify(faults)}`).toBe(requests);
+      if (faults[expected as "timeout"] !== requests) console.log(`faulty bidders: ${id}: ${JSON.stringify(faults)}`);
+    }
+  });
+});
+
+describe("circuit breaker", () => {
+  test("opens after the threshold, skips, probes after the cooldown, closes on success", () => {
+    let now = 1_000;
+    const breaker = new CircuitBreaker({ threshold: 3, cooldownMs: 5000, clock: () => now });
+    for (let i = 0; i < 2; i++) {
+      expect(breaker.allow()).toBe(true);
+      breaker.failure();
+    }
+    breaker.success(); // a success resets the count
+    for (let i = 0; i < 3; i++) {
+      expect(breaker.allow()).toBe(true);
+      breaker.failure();
+    }
+    expect(breaker.state).toBe("open");
+    expect(breaker.allow()).toBe(false);
+    now += 4999;
+    expect(breaker.allow()).toBe(false);
+    now += 1;
+    expect(breaker.state).toBe("half-open");
+    expect(breaker.allow()).toBe(true); // the probe
+    expect(breaker.allow()).toBe(false); // one probe at a time
+    breaker.failure(); // the probe failed: open again
+    expect(breaker.snapshot()).toMatchObject({ state: "open", opened: 2, skipped: 3 });
+    now += 5000;
+    expect(breaker.allow()).toBe(true);
+    breaker.success();
+    expect(breaker.snapshot()).toMatchObject({ state: "closed", consecutiveFaults: 0, opened: 2 });
+    expect(breaker.allow()).toBe(true);
+  });
+
+  test("a probe that never settles is replaced after another cooldown", () => {
+    let now = 0;
+    const breaker = new CircuitBreaker({ threshold: 1, cooldownMs: 100, clock: () => now });
+    breaker.failure();
+    now = 100;
+    expect(breaker.allow()).toBe(true);
+    now = 150;
+    expect(breaker.allow()).toBe(false);
+    now = 200;
+    expect(breaker.allow()).toBe(true);
+  });
+
+  test("in the exchange: a failing bidder is skipped for the cooldown, probed, and taken back", async () => {
+    let now = 0;
+    let mode: "fail" | "slow-ok" | "ok" = "fail";
+    const flaky = await rawBidder((r, _q, res) => {
+      if (mode === "fail") return json(res, 500, "down");
+      const answer = () => json(res, 200, goodAnswer(r, 2, "flaky"));
+      if (mode === "slow-ok") setTimeout(answer, 60);
+      else answer();
+    });
+    const local = await startExchange(
+      [
+        { id: "good", endpoint: good.endpoint, seat: "seat-good" },
+        { id: "flaky", endpoint: flaky.endpoint, seat: "seat-flaky" },
+      ],
+      { circuitBreaker: { threshold: 10, cooldownMs: 5000, clock: () => now } },
+    );
+    const circuit = () => local.handle.stats().circuits.flaky;
+    const run = async () => {
+      const res = await local.auction(bannerRequest({ tmax: 300 }));
+      expect(res.status).toBe(200);
+      return res.body.seatbid[0].bid[0].crid as string;
+    };
+    try {
+      for (let i = 0; i < 10; i++) await run();
+      expect(flaky.calls).toBe(10);
+      expect(local.handle.stats().bidders.flaky.faults).toEqual({ "http-error": 10 });
+      expect(circuit()).toEqual({ state: "open", consecutiveFaults: 10, opened: 1, skipped: 0 });
+
+      // Open: skipped, not called, not counted as requests or faults; the good bidder still wins.
+      for (let i = 0; i < 5; i++) expect(await run()).toBe("good");
+      expect(flaky.calls).toBe(10);
+      expect(circuit()).toMatchObject({ state: "open", skipped: 5 });
+      expect(local.handle.stats().bidders.flaky.requests).toBe(10);
+
+      // After the cooldown one probe goes out; it fails: open again for another cooldown.
+      now += 5000;
+      expect(circuit().state).toBe("half-open");
+      await run();
+      expect(flaky.calls).toBe(11);
+      expect(circuit()).toMatchObject({ state: "open", opened: 2, skipped: 5 });
+      await run();
+      expect(flaky.calls).toBe(11);
+
+      // Next cooldown: the bidder has recovered. While the probe is in flight, other auctions skip it.
+      now += 5000;
+      mode = "slow-ok";
+      const [a, b] = await Promise.all([run(), run()]);
+      expect(flaky.calls).toBe(12);
+      expect([a, b].sort()).toEqual(["flaky", "good"]);
+      expect(circuit()).toEqual({ state: "closed", consecutiveFaults: 0, opened: 2, skipped: 7 });
+
+      // Closed: every auction calls it again.
+      mode = "ok";
+      for (let i = 0; i < 3; i++) expect(await run()).toBe("flaky");
+      expect(flaky.calls).toBe(15);
+      expect(local.handle.stats().bidders.flaky.requests).toBe(15);
+    } finally {
+      await local.close();
+      await flaky.close();
+    }
+  });
+});
