@@ -6,7 +6,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { supply, supplyQuery } from "../store/helpers.js";
 import { startBindProxy } from "./bind-proxy.js";
-import { REPORT_FACTS, defineReportCases } from "./report-cases.js";
+import { REPORT_FACTS, defineReportCases } from "../store/report-cases.js";
 import { CLICKHOUSE_URL, disposeTestStore, openTestStore, skipReason, type TestStore } from "./server.js";
 
 const reason = await skipReason();

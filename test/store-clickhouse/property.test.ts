@@ -3,7 +3,7 @@
 // database per run; fewer runs than on DuckDB, since each run creates and drops a schema.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { demandFactArb, expected, queryArb, supplyFactArb } from "./report-model.js";
+import { demandFactArb, expected, queryArb, supplyFactArb } from "../store/report-model.js";
 import { CLICKHOUSE_URL, disposeTestStore, openTestStore, skipReason } from "./server.js";
 
 const reason = await skipReason();

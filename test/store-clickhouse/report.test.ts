@@ -2,7 +2,7 @@
 // way of passing values (bound parameters where it has them) and once forced to escaped literals
 // (the only way on 18.x). Skips, saying why, when no server is reachable at ADXKIT_CLICKHOUSE_URL.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REPORT_FACTS, defineReportCases } from "./report-cases.js";
+import { REPORT_FACTS, defineReportCases } from "../store/report-cases.js";
 import { CLICKHOUSE_URL, disposeTestStore, openTestStore, skipReason, type TestStore } from "./server.js";
 
 const reason = await skipReason();

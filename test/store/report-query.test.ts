@@ -1,6 +1,7 @@
 // The SQL builder: values are always bound, never spliced; time ranges split into whole days and hours.
 import { describe, expect, it } from "vitest";
-import { buildReport, timeRanges } from "../../service/store/duckdb/report-query.js";
+import { buildReport } from "../../service/store/duckdb/report-query.js";
+import { timeRanges } from "../../service/store/time-ranges.js";
 import { openStore } from "../../service/store/index.js";
 import { supply, supplyQuery } from "./helpers.js";
 

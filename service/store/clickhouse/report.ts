@@ -13,8 +13,7 @@ import type { Dimension, Metric, ReportQuery, ReportResult, ReportRow, Side } fr
 import type { ClickHouseConnection } from "./connection.js";
 import type { SqlValues } from "./sql.js";
 
-const HOUR_MS = 3_600_000;
-const DAY_MS = 24 * HOUR_MS;
+import { DAY_MS, HOUR_MS, timeRanges } from "../time-ranges.js";
 /** Largest `limit` (interface document 8). */
 export const MAX_LIMIT = 50_000;
 
@@ -101,19 +100,6 @@ function reportTimeMillis(name: string, text: unknown): number {
   return millis;
 }
 
-/** Whole UTC days for the rollup and the hours around them (as service/store/duckdb/report-query.ts). */
-export function timeRanges(startMs: number, endMs: number, useDaily: boolean): { days?: [number, number]; hours: [number, number][] } {
-  const first = Math.ceil(startMs / HOUR_MS) * HOUR_MS;
-  const last = Math.floor(endMs / HOUR_MS) * HOUR_MS;
-  if (!useDaily || first > last) return { hours: [[first, last]] };
-  const firstDay = Math.ceil(first / DAY_MS) * DAY_MS;
-  const lastDay = Math.floor((last + HOUR_MS) / DAY_MS) * DAY_MS - DAY_MS;
-  if (firstDay > lastDay) return { hours: [[first, last]] };
-  const hours: [number, number][] = [];
-  if (first < firstDay) hours.push([first, firstDay - HOUR_MS]);
-  if (lastDay + DAY_MS <= last) hours.push([lastDay + DAY_MS, last]);
-  return { days: [firstDay, lastDay], hours };
-}
 
 function checkIntegers(name: string, values: unknown[]): number[] {
   for (const v of values) if (!Number.isInteger(v) || (v as number) < 0 || (v as number) > 2_147_483_647) invalid(`${name} holds a value that is not an integer code`);

@@ -22,8 +22,7 @@ import { StoreError } from "../errors.js";
 import type { Dimension, Metric, ReportQuery, Side } from "../store.js";
 import type { DictionaryTable } from "./dictionary.js";
 
-const HOUR_MS = 3_600_000;
-const DAY_MS = 24 * HOUR_MS;
+import { DAY_MS, HOUR_MS, timeRanges } from "../time-ranges.js";
 /** Largest `limit` (interface document 8). */
 export const MAX_LIMIT = 50_000;
 
@@ -182,28 +181,6 @@ const timestamp = (millis: number) => new DuckDBTimestampValue(BigInt(millis) * 
 const date = (millis: number) => new DuckDBDateValue(Math.floor(millis / DAY_MS));
 
 /** Which rows to read: whole days from the daily rollup, single hours from the hourly facts. */
-interface TimeRanges {
-  days?: [number, number];
-  hours: [number, number][];
-}
-
-/**
- * Splits [start, end] into whole UTC days (when the rollup may be used) and the hours around
- * them. An hourly fact at hour h is included when start ≤ h ≤ end.
- */
-export function timeRanges(startMs: number, endMs: number, useDaily: boolean): TimeRanges {
-  const first = Math.ceil(startMs / HOUR_MS) * HOUR_MS;
-  const last = Math.floor(endMs / HOUR_MS) * HOUR_MS;
-  if (!useDaily || first > last) return { hours: [[first, last]] };
-  const firstDay = Math.ceil(first / DAY_MS) * DAY_MS;
-  // The last day whose 23:00 hour is still in range.
-  const lastDay = Math.floor((last + HOUR_MS) / DAY_MS) * DAY_MS - DAY_MS;
-  if (firstDay > lastDay) return { hours: [[first, last]] };
-  const hours: [number, number][] = [];
-  if (first < firstDay) hours.push([first, firstDay - HOUR_MS]);
-  if (lastDay + DAY_MS <= last) hours.push([lastDay + DAY_MS, last]);
-  return { days: [firstDay, lastDay], hours };
-}
 
 function checkIntegers(name: string, values: unknown[]): number[] {
   for (const v of values) if (!Number.isInteger(v) || (v as number) < 0 || (v as number) > 2_147_483_647) invalid(`${name} holds a value that is not an integer code`);

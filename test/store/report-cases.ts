@@ -4,7 +4,7 @@
 // test/store/report.test.ts can switch to this list and drop its own copy.
 import { describe, expect, it } from "vitest";
 import { StoreError, type Fact, type ReportStore } from "../../service/store/index.js";
-import { demand, demandQuery, supply, supplyQuery } from "../store/helpers.js";
+import { demand, demandQuery, supply, supplyQuery } from "./helpers.js";
 
 /** The hand-made data set every case runs on. */
 export const REPORT_FACTS: Fact[] = [

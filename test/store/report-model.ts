@@ -1,5 +1,5 @@
-// The model of test/store/report-property.test.ts (facts, queries, and the plain computation a
-// report must equal), shared so the property runs on ClickHouse too (property.test.ts).
+// The model of the report property (facts, queries, and the plain computation a report must
+// equal), shared by the DuckDB and ClickHouse property tests.
 import fc from "fast-check";
 import type { Dimension, Fact, Metric, ReportQuery, ReportResult, ReportRow } from "../../service/store/index.js";
 
