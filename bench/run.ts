@@ -7,7 +7,7 @@ import { runValidatorBench } from "./validators.js";
 
 printTable("Bid request validation (parsed object; operations per second, best of 7 rounds)", await runValidatorBench());
 
-for (const name of ["report-store", "reports-http", "auction"]) {
+for (const name of ["report-store", "reports-http", "report-store-compare", "auction"]) {
   process.stdout.write(`\n=== bench/${name}.ts ===\n`);
   const { spawnSync } = await import("node:child_process");
   const result = spawnSync(process.execPath, ["--import", "tsx", `bench/${name}.ts`], { stdio: "inherit", timeout: 15 * 60_000 });
