@@ -158,8 +158,18 @@ export interface MacroModel {
   source: string;
 }
 
+/** The exchange's numeric auction rules (bidding.yaml, the auction operation's x-adxkit-auction). */
+export interface AuctionRulesModel {
+  defaultTmaxMs: number;
+  exchangeMarginMs: number;
+  exchangeMarginFraction: number;
+  defaultAuctionType: number;
+  priceIncrement: number;
+}
+
 export interface Model {
   macros: MacroModel[];
+  auctionRules?: AuctionRulesModel;
   codelists: CodelistModel[];
   schemas: SchemaModel[];
   validators: ValidatorModel[];
@@ -294,13 +304,29 @@ export function buildModel(spec: LoadedSpec): Model {
       problems.push(`openapi: x-macros entry ${JSON.stringify(m)} needs macro \${NAME}, field and source`);
     }
   }
+  const auction = apis.flatMap((a) => a.operations).map((op) => op.extensions["x-adxkit-auction"] as Record<string, unknown> | undefined).find(Boolean);
+  let auctionRules: AuctionRulesModel | undefined;
+  if (auction) {
+    const number = (key: string) => {
+      const value = auction[key];
+      if (typeof value !== "number") problems.push(`openapi: x-adxkit-auction.${key} must be a number`);
+      return value as number;
+    };
+    auctionRules = {
+      defaultTmaxMs: number("default-tmax-ms"),
+      exchangeMarginMs: number("exchange-margin-ms"),
+      exchangeMarginFraction: number("exchange-margin-fraction"),
+      defaultAuctionType: number("default-auction-type"),
+      priceIncrement: number("price-increment"),
+    };
+  }
   if (problems.length) throw new SpecError(problems);
   const sources = [...spec.schemas, ...spec.codelists, ...spec.openapi, spec.errors, ...spec.examples]
     .map((f) => ({ specPath: f.specPath, text: f.text }))
     .sort((a, b) => a.specPath.localeCompare(b.specPath));
   const hash = createHash("sha256");
   for (const source of sources) hash.update(source.specPath).update("\0").update(source.text).update("\0");
-  return { macros, codelists, schemas, validators, errors, apis, sources, specHash: hash.digest("hex") };
+  return { macros, auctionRules, codelists, schemas, validators, errors, apis, sources, specHash: hash.digest("hex") };
 }
 
 /** x- keywords the generator understands; any other is a typo and fails the load. */

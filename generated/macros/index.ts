@@ -45,3 +45,12 @@ export const macros: readonly Macro[] = [
     "source": "bid currency (explicit or implied), for confirmation only"
   }
 ];
+
+/** The exchange's auction rules (spec/openapi/bidding.yaml, x-adxkit-auction of the auction operation). */
+export const auctionRules = {
+  "defaultTmaxMs": 200,
+  "exchangeMarginMs": 10,
+  "exchangeMarginFraction": 0.1,
+  "defaultAuctionType": 2,
+  "priceIncrement": 0.01
+} as const;

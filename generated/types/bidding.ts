@@ -14,7 +14,7 @@ export interface paths {
         put?: never;
         /**
          * Run an auction for a bid request
-         * @description The request is validated (lenient mode when the exchange runs with --lenient: code values newer than the spec pass with warnings). Each eligible bidder gets the request with tmax reduced by the exchange's margin, in parallel; the auction closes at the deadline tmax sets (default 200 ms). Per imp the highest valid bid wins, ties to the earliest bid received. at=1: the clearing price is the winning bid. at=2 (default): the clearing price is max(second-highest valid bid, bidfloor) + 0.01, never above the winning bid. Any other value of at (including exchange-specific values above 500) is run as at=2. Prices are computed in integer micro-units of the currency.
+         * @description The request is validated (lenient mode when the exchange runs with --lenient: code values newer than the spec pass with warnings). Each eligible bidder gets the request with tmax reduced by the exchange's margin, in parallel; the auction closes at the deadline tmax sets (default 200 ms); bidders get tmax minus the exchange's margin, max(10 ms, 10 % of tmax). Per imp the highest valid bid wins, ties to the earliest bid received. at=1: the clearing price is the winning bid. at=2 (default): the clearing price is max(second-highest valid bid, bidfloor) + 0.01, never above the winning bid. Any other value of at (including exchange-specific values above 500) is run as at=2. Prices are computed in integer micro-units of the currency.
          */
         post: operations["auction"];
         delete?: never;

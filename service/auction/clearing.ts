@@ -4,9 +4,10 @@
  * the increment, never above the winning bid. All amounts in integer micro-units.
  */
 import { toMicros } from "./money.js";
+import { auctionRules } from "../../generated/index.js";
 
 /** The price increment of a second-price-plus auction (0.01 of the currency unit). */
-export const PRICE_INCREMENT_MICROS = toMicros(0.01);
+export const PRICE_INCREMENT_MICROS = toMicros(auctionRules.priceIncrement);
 
 /** First-price auction type; any other value runs as second price plus. */
 export const FIRST_PRICE = 1;

@@ -6,12 +6,13 @@
  * budget, and a bidder's timeout_ms can only shorten it. A call still running at its budget
  * is aborted and counts as a timeout.
  */
+import { auctionRules } from "../../generated/index.js";
 /** tmax when the request gives none (x-adxkit-auction.default-tmax-ms). */
-export const DEFAULT_TMAX_MS = 200;
+export const DEFAULT_TMAX_MS: number = auctionRules.defaultTmaxMs;
 /** The smallest exchange margin, in milliseconds. */
-export const MIN_MARGIN_MS = 10;
+export const MIN_MARGIN_MS: number = auctionRules.exchangeMarginMs;
 /** The exchange margin as a fraction of tmax, when larger than MIN_MARGIN_MS. */
-export const MARGIN_FRACTION = 0.1;
+export const MARGIN_FRACTION: number = auctionRules.exchangeMarginFraction;
 /** A winning bid's markup fetched from its nurl must arrive this long before tmax. */
 export const MARKUP_FETCH_SAFETY_MS = 2;
 
