@@ -4,15 +4,11 @@
  * credential is kept only as its SHA-256 (hex) and compared in constant time, as in the DuckDB
  * store (service/store/duckdb/accounts.ts, whose checks this file repeats).
  */
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { StoreError } from "../errors.js";
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { decoyHash, MAX_USERID_LENGTH, normaliseAccount, sha256 } from "../checks.js";
 import type { Account, NewAccount, Side } from "../store.js";
 import type { ClickHouseConnection } from "./connection.js";
 
-const MAX_ID_LENGTH = 512;
-const MAX_USERID_LENGTH = 64;
-const sha256 = (text: string): Buffer => createHash("sha256").update(text, "utf8").digest();
-const decoyHash = sha256(randomBytes(32).toString("base64url"));
 
 const COLUMNS = "userid, side, bidder_id, publisher_ids, legacy, placement_dimensions, token_sha256, created_at_ms, revoked_at_ms, version";
 
@@ -27,30 +23,6 @@ interface AccountRow {
   created_at_ms: string | number;
   revoked_at_ms: string | number;
   version: string | number;
-}
-
-function invalid(message: string): never {
-  throw new StoreError("ADX_ERR_STORE_ACCOUNT_INVALID", message);
-}
-
-function checkId(name: string, value: unknown): string {
-  if (typeof value !== "string" || value.length === 0 || value.length > MAX_ID_LENGTH) invalid(`${name} must be a non-empty string of at most ${MAX_ID_LENGTH} characters`);
-  return value;
-}
-
-function normalise(a: NewAccount): { side: Side; bidder_id: string | null; publisher_ids: string[] | null; legacy: boolean; placement_dimensions: boolean } {
-  if (a.side === "demand") {
-    if (a.publisher_ids !== undefined && a.publisher_ids.length > 0) invalid("a demand account has a bidder_id, not publisher_ids");
-    if (a.legacy || a.placement_dimensions) invalid("legacy and placement_dimensions apply to supply accounts only");
-    return { side: "demand", bidder_id: checkId("bidder_id", a.bidder_id), publisher_ids: null, legacy: false, placement_dimensions: false };
-  }
-  if (a.side === "supply") {
-    if (a.bidder_id !== undefined) invalid("a supply account has publisher_ids, not a bidder_id");
-    if (!Array.isArray(a.publisher_ids) || a.publisher_ids.length === 0) invalid("a supply account needs at least one publisher_id");
-    const publisherIds = [...new Set(a.publisher_ids.map((id) => checkId("publisher_id", id)))];
-    return { side: "supply", bidder_id: null, publisher_ids: publisherIds, legacy: a.legacy === true, placement_dimensions: a.placement_dimensions === true };
-  }
-  invalid(`side must be "demand" or "supply"`);
 }
 
 function toAccount(row: AccountRow): Account {
@@ -75,7 +47,7 @@ async function findAccount(connection: ClickHouseConnection, userid: string): Pr
 
 /** Creates an account; returns its userid and the credential, which is not stored. */
 export async function createAccount(connection: ClickHouseConnection, a: NewAccount): Promise<{ userid: string; authorization: string }> {
-  const account = normalise(a);
+  const account = normaliseAccount(a);
   const authorization = randomBytes(32).toString("base64url");
   // 48 random bits make a clash unlikely; without a primary key to catch one, look first.
   let userid = `u_${randomBytes(6).toString("hex")}`;

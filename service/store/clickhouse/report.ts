@@ -8,12 +8,12 @@
  * ClickHouse sums; the derived metrics and the rounding are computed here, from the sums, exactly
  * as DuckDB's SQL does them (IEEE division, then round half up at 6 decimals).
  */
-import { StoreError } from "../errors.js";
 import type { Dimension, Metric, ReportQuery, ReportResult, ReportRow, Side } from "../store.js";
 import type { ClickHouseConnection } from "./connection.js";
 import type { SqlValues } from "./sql.js";
 
 import { DAY_MS, HOUR_MS, timeRanges } from "../time-ranges.js";
+import { checkIntegers, checkStrings, invalidQuery as invalid, reportTimeMillis } from "../checks.js";
 /** Largest `limit` (interface document 8). */
 export const MAX_LIMIT = 50_000;
 
@@ -86,30 +86,6 @@ const SIDES: Record<Side, SideSql> = {
   },
 };
 
-const reportTimePattern = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})$/;
-
-function invalid(message: string): never {
-  throw new StoreError("ADX_ERR_STORE_QUERY_INVALID", message);
-}
-
-function reportTimeMillis(name: string, text: unknown): number {
-  const m = typeof text === "string" ? reportTimePattern.exec(text) : null;
-  if (!m) invalid(`${name} must be YYYY-MM-DDThh:mm:ss`);
-  const millis = Date.parse(`${text}Z`);
-  if (!Number.isFinite(millis) || new Date(millis).toISOString().slice(0, 19) !== text) invalid(`${name} is not a real time`);
-  return millis;
-}
-
-
-function checkIntegers(name: string, values: unknown[]): number[] {
-  for (const v of values) if (!Number.isInteger(v) || (v as number) < 0 || (v as number) > 2_147_483_647) invalid(`${name} holds a value that is not an integer code`);
-  return [...new Set(values as number[])];
-}
-
-function checkStrings(name: string, values: unknown[]): string[] {
-  for (const v of values) if (typeof v !== "string") invalid(`${name} holds a value that is not a string`);
-  return [...new Set(values as string[])];
-}
 
 /** Epoch seconds of a time in milliseconds (hours of the facts are whole seconds). */
 const seconds = (ms: number) => Math.floor(ms / 1000);

@@ -2,49 +2,16 @@
  * Report accounts: a userid and a random credential, kept only as a hash and compared in
  * constant time. The credential is shown once, by `createAccount`.
  */
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes, timingSafeEqual } from "node:crypto";
 import { BLOB, BOOLEAN, LIST, TIMESTAMP, VARCHAR, DuckDBBlobValue, listValue, timestampValue, type DuckDBConnection } from "@duckdb/node-api";
-import { StoreError } from "../errors.js";
+import { decoyHash, MAX_USERID_LENGTH, normaliseAccount, sha256 } from "../checks.js";
 import type { Account, NewAccount, Side } from "../store.js";
 
-const MAX_ID_LENGTH = 512;
-/** Longest userid looked up; ours are 14 characters, anything much longer is not one. */
-const MAX_USERID_LENGTH = 64;
 
-// SHA-256 without salt or stretching is enough here: the credential is 256 random bits, so
-// there is nothing to guess from its hash; slow hashes exist for low-entropy passwords.
-const sha256 = (text: string): Buffer => createHash("sha256").update(text, "utf8").digest();
 
-/** Compared against when the userid is unknown, so both paths do the same work. */
-const decoyHash = sha256(randomBytes(32).toString("base64url"));
 
 const SELECT_ACCOUNT = `SELECT userid, side, bidder_id, publisher_ids, legacy, placement_dimensions,
   strftime(created_at, '%Y-%m-%dT%H:%M:%S.%gZ') AS created_at, revoked_at IS NOT NULL AS revoked`;
-
-function invalid(message: string): never {
-  throw new StoreError("ADX_ERR_STORE_ACCOUNT_INVALID", message);
-}
-
-function checkId(name: string, value: unknown): string {
-  if (typeof value !== "string" || value.length === 0 || value.length > MAX_ID_LENGTH) invalid(`${name} must be a non-empty string of at most ${MAX_ID_LENGTH} characters`);
-  return value;
-}
-
-/** Checks a new account: demand has exactly a bidder_id; supply one or more publisher_ids and may carry the flags. */
-function normalise(a: NewAccount): Required<Pick<NewAccount, "side" | "legacy" | "placement_dimensions">> & { bidder_id: string | null; publisher_ids: string[] | null } {
-  if (a.side === "demand") {
-    if (a.publisher_ids !== undefined && a.publisher_ids.length > 0) invalid("a demand account has a bidder_id, not publisher_ids");
-    if (a.legacy || a.placement_dimensions) invalid("legacy and placement_dimensions apply to supply accounts only");
-    return { side: "demand", bidder_id: checkId("bidder_id", a.bidder_id), publisher_ids: null, legacy: false, placement_dimensions: false };
-  }
-  if (a.side === "supply") {
-    if (a.bidder_id !== undefined) invalid("a supply account has publisher_ids, not a bidder_id");
-    if (!Array.isArray(a.publisher_ids) || a.publisher_ids.length === 0) invalid("a supply account needs at least one publisher_id");
-    const publisherIds = [...new Set(a.publisher_ids.map((id) => checkId("publisher_id", id)))];
-    return { side: "supply", bidder_id: null, publisher_ids: publisherIds, legacy: a.legacy === true, placement_dimensions: a.placement_dimensions === true };
-  }
-  invalid(`side must be "demand" or "supply"`);
-}
 
 function toAccount(row: Record<string, unknown>): Account {
   const account: Account = {
@@ -64,7 +31,7 @@ const isConstraintError = (error: unknown) => /constraint/i.test((error as Error
 
 /** Creates an account; returns its userid and the credential, which is not stored. */
 export async function createAccount(connection: DuckDBConnection, a: NewAccount): Promise<{ userid: string; authorization: string }> {
-  const account = normalise(a);
+  const account = normaliseAccount(a);
   const authorization = randomBytes(32).toString("base64url");
   const hash = new DuckDBBlobValue(sha256(authorization));
   // 48 random bits make a clash unlikely; the primary key catches one, and we draw again.

@@ -18,11 +18,11 @@ import {
   type DuckDBType,
   type DuckDBValue,
 } from "@duckdb/node-api";
-import { StoreError } from "../errors.js";
 import type { Dimension, Metric, ReportQuery, Side } from "../store.js";
 import type { DictionaryTable } from "./dictionary.js";
 
 import { DAY_MS, HOUR_MS, timeRanges } from "../time-ranges.js";
+import { checkIntegers, checkStrings, invalidQuery as invalid, reportTimeMillis } from "../checks.js";
 /** Largest `limit` (interface document 8). */
 export const MAX_LIMIT = 50_000;
 
@@ -162,35 +162,10 @@ class Parameters {
   }
 }
 
-const reportTimePattern = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})$/;
-
-function invalid(message: string): never {
-  throw new StoreError("ADX_ERR_STORE_QUERY_INVALID", message);
-}
-
-/** A report time as UTC milliseconds; throws when it is not a real `YYYY-MM-DDThh:mm:ss`. */
-function reportTimeMillis(name: string, text: unknown): number {
-  const m = typeof text === "string" ? reportTimePattern.exec(text) : null;
-  if (!m) invalid(`${name} must be YYYY-MM-DDThh:mm:ss`);
-  const millis = Date.parse(`${text}Z`);
-  if (!Number.isFinite(millis) || new Date(millis).toISOString().slice(0, 19) !== text) invalid(`${name} is not a real time`);
-  return millis;
-}
-
 const timestamp = (millis: number) => new DuckDBTimestampValue(BigInt(millis) * 1000n);
 const date = (millis: number) => new DuckDBDateValue(Math.floor(millis / DAY_MS));
 
 /** Which rows to read: whole days from the daily rollup, single hours from the hourly facts. */
-
-function checkIntegers(name: string, values: unknown[]): number[] {
-  for (const v of values) if (!Number.isInteger(v) || (v as number) < 0 || (v as number) > 2_147_483_647) invalid(`${name} holds a value that is not an integer code`);
-  return [...new Set(values as number[])];
-}
-
-function checkStrings(name: string, values: unknown[]): string[] {
-  for (const v of values) if (typeof v !== "string") invalid(`${name} holds a value that is not a string`);
-  return [...new Set(values as string[])];
-}
 
 /** Builds the SQL and parameters of a report; throws `StoreError` (ADX_ERR_STORE_QUERY_INVALID). */
 export function buildReport(query: ReportQuery): BuiltReport {
