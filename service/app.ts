@@ -7,7 +7,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastif
 import { demandReportPlugin, supplyReportPlugin } from "../generated/index.js";
 import { createAuthThrottle } from "./accounts/throttle.js";
 import { errorEnvelope } from "./reports/envelope.js";
-import { demandReportHandlers, supplyReportHandlers } from "./reports/handlers.js";
+import { demandReportHandlers, reportAccount, supplyReportHandlers } from "./reports/handlers.js";
 import type { ReportStore } from "./store/store.js";
 
 export interface AppOptions {
@@ -52,10 +52,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       // Fastify refused the body before the route ran (size, media type): credentials still come first (-3 before -2).
       const side = request.url.startsWith("/api/report/v1") ? "supply" : "demand";
       const source = (request.method === "GET" ? request.query : request.headers) as Record<string, unknown>;
-      const userid = typeof source?.["x-userid"] === "string" ? source["x-userid"] : undefined;
-      const authorization = typeof source?.["x-authorization"] === "string" ? source["x-authorization"] : undefined;
-      const account = userid && authorization ? await options.store.verifyCredentials(userid, authorization).catch(() => null) : null;
-      if (!account || account.side !== side) return reply.code(200).send(errorEnvelope(-3, "x-userid and x-authorization do not name an account of this interface"));
+      const text = (name: string) => (typeof source?.[name] === "string" ? (source[name] as string) : undefined);
+      const credentials = { userid: text("x-userid"), authorization: text("x-authorization") };
+      const account = await reportAccount(options.store, side, credentials).catch(() => null);
+      if (!account) return reply.code(200).send(errorEnvelope(-3, "x-userid and x-authorization do not name an account of this interface"));
       return reply.code(200).send(errorEnvelope(-2, error.message));
     }
     if (status >= 500) return reply.code(500).send({ errors: [{ path: "", rule: "http", message: `internal error; request id ${request.id}` }] });

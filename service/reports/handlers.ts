@@ -59,6 +59,13 @@ export function reportQuery(side: Side, account: Account, body: Record<string, a
   };
 }
 
+/** The account the credentials name, when it belongs to `side`; null otherwise (-3). */
+export async function reportAccount(store: ReportStore, side: Side, credentials: { userid?: string; authorization?: string }): Promise<Account | null> {
+  const { userid, authorization } = credentials;
+  const account = userid && authorization ? await store.verifyCredentials(userid, authorization) : null;
+  return account && account.side === side ? account : null;
+}
+
 /** Answers one report request; never throws. */
 export async function answerReport(side: Side, input: OperationInput<any>, options: ReportServiceOptions): Promise<OperationOutput> {
   const now = options.now?.();
@@ -69,10 +76,10 @@ export async function answerReport(side: Side, input: OperationInput<any>, optio
       return ok(errorEnvelope(ReportStatusCode.Unauthorized, "too many failed credentials from this address; retry later", now));
     }
     const { userid, authorization } = input.credentials;
-    const account = userid && authorization ? await options.store.verifyCredentials(userid, authorization) : null;
-    if (!account || account.side !== side) {
+    const account = await reportAccount(options.store, side, input.credentials);
+    if (!account) {
       options.authThrottle?.failed(source);
-      const detail = !userid || !authorization ? "x-userid and x-authorization are required" : account ? `this account is not a ${side} account` : "unknown account or wrong credential";
+      const detail = !userid || !authorization ? "x-userid and x-authorization are required" : `no ${side} account has these credentials`;
       return ok(errorEnvelope(ReportStatusCode.Unauthorized, detail, now));
     }
     options.authThrottle?.succeeded(source);
