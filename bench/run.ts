@@ -2,6 +2,7 @@
  * `npm run bench`: every bench in one run, each printing its table. Bounded, loopback only.
  * Run one alone with `npx tsx bench/<name>.ts` after `npm run build`.
  */
+import { spawnSync } from "node:child_process";
 import { printTable } from "./table.js";
 import { runValidatorBench } from "./validators.js";
 
@@ -9,7 +10,6 @@ printTable("Bid request validation (parsed object; operations per second, best o
 
 for (const name of ["report-store", "reports-http", "report-store-compare", "auction"]) {
   process.stdout.write(`\n=== bench/${name}.ts ===\n`);
-  const { spawnSync } = await import("node:child_process");
   const result = spawnSync(process.execPath, ["--import", "tsx", `bench/${name}.ts`], { stdio: "inherit", timeout: 15 * 60_000 });
   if (result.status !== 0) process.stdout.write(`bench/${name}.ts exited with ${result.status ?? result.signal}\n`);
 }

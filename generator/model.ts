@@ -265,6 +265,13 @@ export function buildModel(spec: LoadedSpec): Model {
     }
   }
 
+  // The report limit lives in two places a reader expects it (the request schema, errors.yaml
+  // report-limits); refuse a spec where they disagree.
+  const limit = schemas.find((s) => s.id === "report-request")?.schema.properties?.limit;
+  if (limit && (limit.maximum !== errors.reportLimits.limitMax || limit.default !== errors.reportLimits.limitDefault)) {
+    problems.push("schemas/report-request.yaml: limit maximum/default disagree with errors.yaml report-limits");
+  }
+
   const validators = schemas
     .filter((s) => typeof s.schema["x-validator"] === "string")
     .map((s): ValidatorModel => {

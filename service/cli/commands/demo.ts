@@ -3,7 +3,8 @@
  * traffic, three reference bidders, and a small traffic generator so auctions happen and the
  * reports fill up. Prints demo credentials and curl commands.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { request } from "undici";
@@ -67,12 +68,14 @@ export function register(program: Command): void {
       const db = options.db === ":memory:" ? options.db : resolve(options.db);
       if (db !== ":memory:") mkdirSync(dirname(db), { recursive: true });
       const store = await openStore({ db });
-      const credentials = await demoCredentials(store, db === ":memory:" ? join(packageRoot(), ".tmp-demo.json") : join(dirname(db), "demo-credentials.json"), Number(options.rows));
+      // An in-memory demo keeps its side files in a temporary folder, never in the package.
+      const sideFolder = db === ":memory:" ? mkdtempSync(join(tmpdir(), "adxkit-demo-")) : dirname(db);
+      const credentials = await demoCredentials(store, join(sideFolder, "demo-credentials.json"), Number(options.rows));
       const bidders: RunningBidder[] = [];
       for (const [i, price] of [[0.5, 3], [1, 4], [0.8, 2.5]].entries()) {
         bidders.push(await startBidder({ id: `dsp-${i + 1}`, seat: `seat-${i + 1}`, price: price as [number, number], fill: 0.8, latency: [2, 15], seed: i + 1 }));
       }
-      const biddersFile = db === ":memory:" ? join(packageRoot(), ".tmp-bidders.json") : join(dirname(db), "demo-bidders.json");
+      const biddersFile = join(sideFolder, "demo-bidders.json");
       writeFileSync(biddersFile, JSON.stringify(bidders.map((b, i) => ({ id: `dsp-${i + 1}`, endpoint: b.endpoint, seat: `seat-${i + 1}` })), null, 2));
       const server = await startServer({ db, store, port: Number(options.port), biddersFile, logLevel: "warn" });
       const rate = Number(options.rate);
