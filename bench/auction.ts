@@ -5,8 +5,13 @@
  * undici Pool `request` and returns the highest price (the floor of any Node exchange).
  *
  * Three processes so that no two of them share an event loop: this one (autocannon), the
- * bidders, and the target (the exchange and the bare route). Bounded: 2 s warm-up + 10 s per
- * row, then everything stops. Run with `npx tsx bench/auction.ts` (`--duration S`, `--connections N`,
+ * bidders, and the target (the exchange and the bare route). The two targets take turns in
+ * short rounds (bare, exchange, bare, exchange, …) so that a slow minute of a shared machine
+ * weighs on both alike; rates, percentiles and CPU per request come from all rounds together.
+ * On a machine whose cores are all busy, throughput follows the CPU that one request costs in
+ * all three processes, so that is printed too: it says where the difference goes.
+ * Bounded: per payload 2 s warm-up per target, then `--rounds` × `--duration` s per target.
+ * Run with `npx tsx bench/auction.ts` (`--duration S`, `--rounds N`, `--connections N`,
  * `--payloads banner,video`, `--targets exchange`; ADXKIT_BENCH_CPU_PROF=DIR profiles the target).
  */
 import { fork, type ChildProcess } from "node:child_process";
@@ -47,6 +52,9 @@ async function bidders(): Promise<void> {
     [1, 2, 3].map((n) => startBidder({ id: `bench-${n}`, seat: `seat-${n}`, price: [4 + n, 6 + n], latency: [4, 6], seed: n })),
   );
   process.send!({ endpoints: running.map((b) => b.endpoint) });
+  process.on("message", (message: { cpu?: boolean }) => {
+    if (message.cpu) process.send!({ cpu: process.cpuUsage() });
+  });
   process.on("disconnect", () => void Promise.all(running.map((b) => b.close())).then(() => process.exit(0)));
 }
 
@@ -118,39 +126,46 @@ function payload(kind: "banner" | "video" | "native"): any {
   return { id: `bench-${kind}`, tmax: 200, imp: [{ id: "1", bidfloor: 0.5, ...imp }], app: { bundle: "com.example" }, device: { os: "Android" } };
 }
 
+/** One target's measurements over all its rounds. */
 interface Row {
-  rps: number;
-  p50: number;
-  p99: number;
-  max: number;
+  seconds: number;
+  answered: number;
+  latencies: number[];
   late: number;
-  non2xx: number;
-  errors: number;
+  failed: number;
+  /** CPU microseconds spent by each process while this target was loaded. */
+  cpu: { target: number; bidders: number; load: number };
 }
 
-function load(url: string, body: string, seconds: number, connections: number, lateAfterMs: number): Promise<Row> {
+const emptyRow = (): Row => ({ seconds: 0, answered: 0, latencies: [], late: 0, failed: 0, cpu: { target: 0, bidders: 0, load: 0 } });
+
+/** Loads one URL for `seconds` and adds what it saw to `row` (when given; warm-up passes none). */
+function load(url: string, body: string, seconds: number, connections: number, lateAfterMs: number, row?: Row): Promise<void> {
   return new Promise((resolve, reject) => {
-    let late = 0;
     const instance = autocannon(
       { url, method: "POST", headers: { "content-type": "application/json" }, body, connections, duration: seconds, timeout: 5 },
       (error, result) => {
         if (error) return reject(error);
-        resolve({
-          rps: result.requests.average,
-          p50: result.latency.p50,
-          p99: result.latency.p99,
-          max: result.latency.max,
-          late,
-          non2xx: result.non2xx,
-          errors: result.errors + result.timeouts,
-        });
+        if (row) {
+          row.seconds += seconds;
+          row.failed += result.errors + result.timeouts;
+        }
+        resolve();
       },
     );
-    instance.on("response", (_client, _status, _bytes, responseTime) => {
-      if (responseTime > lateAfterMs) late++;
+    if (!row) return;
+    instance.on("response", (_client, status, _bytes, responseTime) => {
+      if (status !== 200 && status !== 204) row.failed++;
+      else row.answered++;
+      row.latencies.push(responseTime);
+      if (responseTime > lateAfterMs) row.late++;
     });
   });
 }
+
+/** The q-quantile of sorted numbers (nearest rank). */
+const quantile = (sorted: number[], q: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]);
+const ms = (n: number) => (Number.isNaN(n) ? "-" : n < 10 ? n.toFixed(1) : n.toFixed(0));
 
 async function main(): Promise<void> {
   const argument = (name: string, fallback: number) => {
@@ -161,45 +176,77 @@ async function main(): Promise<void> {
     const i = process.argv.indexOf(name);
     return i > 0 ? process.argv[i + 1].split(",") : fallback;
   };
-  const seconds = argument("--duration", 10);
+  const seconds = argument("--duration", 4);
+  const rounds = argument("--rounds", 3);
   // --payloads banner,video and --targets exchange narrow the run (profiling); the ratio needs both targets.
   const kinds = list("--payloads", ["banner", "video", "native"]) as ("banner" | "video" | "native")[];
   const targets = list("--targets", ["bare", "exchange"]);
   const connections = argument("--connections", 50);
   const { child: bidderProcess, message: b } = await start(["--bidders-child"]);
   const { child: targetProcess, message: t } = await start(["--target-child", JSON.stringify(b.endpoints)], true);
-  const cpu = async (): Promise<NodeJS.CpuUsage> => {
-    targetProcess.send({ cpu: true });
-    return new Promise((resolve) => targetProcess.once("message", (m: any) => resolve(m.cpu)));
+  const cpuOf = async (child: ChildProcess): Promise<number> => {
+    child.send({ cpu: true });
+    const usage: NodeJS.CpuUsage = await new Promise((resolve) => child.once("message", (m: any) => resolve(m.cpu)));
+    return usage.user + usage.system;
   };
-  const rows: string[][] = [["payload", "target", "req/s", "p50 ms", "p99 ms", "max ms", "tmax", "late > tmax+10", "errors", "target CPU µs/req", "vs bare"]];
+  const cpuNow = async () => {
+    const [target, bidders] = await Promise.all([cpuOf(targetProcess), cpuOf(bidderProcess)]);
+    const own = process.cpuUsage();
+    return { target, bidders, load: own.user + own.system };
+  };
+  const header = ["payload", "target", "req/s", "p50 ms", "p99 ms", "max ms", "tmax", "late > tmax+10", "errors", "CPU µs/req: target", "bidders", "load gen", "all", "vs bare"];
+  const rows: string[][] = [header];
   try {
     for (const kind of kinds) {
       const request = payload(kind);
       const tmax = request.tmax ?? 200;
       const body = JSON.stringify(request);
-      const results: Record<string, Row> = {};
-      const all = [["bare fan-out", `${t.bare}/bare`], ["exchange", `${t.exchange}/openrtb2/auction`]] as const;
-      for (const [name, url] of all.filter(([name]) => targets.includes(name.split(" ")[0]))) {
-        await load(url, body, 2, connections, Infinity); // warm-up: JIT, keep-alive pools
-        const before = await cpu();
-        results[name] = await load(url, body, seconds, connections, tmax + 10);
-        const used = await cpu();
-        const r = results[name];
-        // CPU time of the target process per answered request: steadier than req/s on a shared machine.
-        const perRequest = (used.user + used.system - before.user - before.system) / (r.rps * seconds);
-        const bare = results["bare fan-out"];
-        const ratio = name === "exchange" && bare ? `${((r.rps / bare.rps) * 100).toFixed(0)}%` : "";
-        rows.push([kind, name, r.rps.toFixed(0), String(r.p50), String(r.p99), String(r.max), String(tmax), String(name === "exchange" ? r.late : "-"), String(r.non2xx + r.errors), perRequest.toFixed(0), ratio]);
+      const all = (
+        [
+          ["bare fan-out", `${t.bare}/bare`],
+          ["exchange", `${t.exchange}/openrtb2/auction`],
+        ] as const
+      ).filter(([name]) => targets.includes(name.split(" ")[0]));
+      const results = new Map(all.map(([name]) => [name, emptyRow()]));
+      for (const [, url] of all) await load(url, body, 2, connections, Infinity); // warm-up: JIT, keep-alive pools
+      for (let round = 0; round < rounds; round++) {
+        for (const [name, url] of all) {
+          const row = results.get(name)!;
+          const before = await cpuNow();
+          await load(url, body, seconds, connections, tmax + 10, row);
+          const after = await cpuNow();
+          row.cpu.target += after.target - before.target;
+          row.cpu.bidders += after.bidders - before.bidders;
+          row.cpu.load += after.load - before.load;
+        }
+      }
+      const bare = results.get("bare fan-out");
+      for (const [name, r] of results) {
+        const sorted = r.latencies.sort((x, y) => x - y);
+        const rps = r.answered / r.seconds;
+        const per = (us: number) => (r.answered > 0 ? us / r.answered : NaN);
+        const total = per(r.cpu.target + r.cpu.bidders + r.cpu.load);
+        const ratio = name === "exchange" && bare ? `${((rps / (bare.answered / bare.seconds)) * 100).toFixed(0)}%` : "";
+        rows.push([
+          kind, name, rps.toFixed(0), ms(quantile(sorted, 0.5)), ms(quantile(sorted, 0.99)), ms(sorted[sorted.length - 1]), String(tmax),
+          name === "exchange" ? String(r.late) : "-", String(r.failed),
+          per(r.cpu.target).toFixed(0), per(r.cpu.bidders).toFixed(0), per(r.cpu.load).toFixed(0), total.toFixed(0), ratio,
+        ]);
       }
     }
     targetProcess.send({ stats: true });
-    const stats = await new Promise<any>((resolve) => targetProcess.once("message", (m: any) => resolve(m.stats)));
-    printTable(`Auction over loopback: ${connections} connections, ${seconds} s per row, 3 reference bidders answering in 4-6 ms`, rows);
+    const stats = await new Promise<any>((resolve) => targetProcess.once("message", (m: any) => m.stats && resolve(m.stats)));
+    printTable(
+      `Auction over loopback: ${connections} connections, ${rounds} alternating rounds of ${seconds} s per target, 3 reference bidders answering in 4-6 ms`,
+      rows,
+    );
     const faults = Object.entries(stats.bidders as Record<string, { faults: object; rejections: object; wins: number }>).map(
       ([id, c]) => `${id}: wins ${c.wins}, faults ${JSON.stringify(c.faults)}, rejections ${JSON.stringify(c.rejections)}`,
     );
-    process.stdout.write(`\nexchange: ${stats.auctions} auctions, ${stats.noBid} no-bid, late (handler) ${stats.late}; win notices ${JSON.stringify(stats.notices.win)}\n${faults.join("\n")}\n`);
+    process.stdout.write(
+      `\nCPU µs/req: CPU time of each process while that target was loaded, per answered request; "all" is what one request costs the machine.\n` +
+        `exchange: ${stats.auctions} auctions, ${stats.noBid} no-bid, late (handler) ${stats.late}; win notices ${JSON.stringify(stats.notices.win)}\n${faults.join("\n")}\n`,
+    );
   } finally {
     targetProcess.disconnect();
     bidderProcess.disconnect();

@@ -4,7 +4,7 @@
  * Bidders get tmax minus the exchange's own margin — max(10 ms, 10% of tmax) — to leave time
  * for checking bids, picking winners and writing the answer; the tmax they receive is that
  * budget, and a bidder's timeout_ms can only shorten it. A call still running at its budget
- * is aborted and counts as a timeout.
+ * is aborted and counts as a timeout (the exchange's fan-out keeps one timer per budget).
  */
 import { auctionRules } from "../../generated/index.js";
 /** tmax when the request gives none (x-adxkit-auction.default-tmax-ms). */
@@ -29,59 +29,4 @@ export function exchangeMargin(tmax: number): number {
 /** Milliseconds left for bidders, given the time already spent; at least 1. */
 export function bidderBudget(tmax: number, elapsedMs: number): number {
   return Math.max(1, Math.floor(tmax - exchangeMargin(tmax) - elapsedMs));
-}
-
-/**
- * Runs `work` with an AbortSignal that fires after `ms`; resolves with `work`'s result, or with
- * `late()` at the deadline even if `work` has not settled (a stuck peer cannot hold the caller).
- */
-export function withDeadline<T>(ms: number, work: (signal: AbortSignal) => Promise<T>, late: () => T): Promise<T> {
-  return new Promise<T>((resolve) => {
-    const controller = new AbortController();
-    const timer = setTimeout(() => {
-      controller.abort();
-      resolve(late());
-    }, Math.max(0, ms));
-    work(controller.signal).then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      () => {
-        clearTimeout(timer);
-        resolve(late());
-      },
-    );
-  });
-}
-
-/**
- * A deadline shared by the calls of one auction that have the same budget: one timer, one
- * AbortSignal (aborted at expiry), and a promise that resolves at expiry.
- */
-export class Deadline {
-  readonly signal: AbortSignal;
-  readonly expired: Promise<void>;
-  private readonly controller = new AbortController();
-  private readonly timer: NodeJS.Timeout;
-
-  constructor(ms: number) {
-    this.signal = this.controller.signal;
-    let fire!: () => void;
-    this.expired = new Promise<void>((resolve) => (fire = resolve));
-    this.timer = setTimeout(() => {
-      this.controller.abort();
-      fire();
-    }, Math.max(0, ms));
-  }
-
-  /** `work`'s result, or `late()` when the deadline comes first (work is then aborted through the signal). */
-  race<T>(work: Promise<T>, late: () => T): Promise<T> {
-    return Promise.race([work, this.expired.then(late)]);
-  }
-
-  /** Stops the timer (all calls are done). */
-  clear(): void {
-    clearTimeout(this.timer);
-  }
 }

@@ -15,8 +15,8 @@ import { checkBid, describe, impRules, requestRules, type ImpRules, type Rejecti
 import type { BidderConfig } from "./bidders.js";
 import { CircuitBreaker, type CircuitBreakerOptions, type CircuitSnapshot } from "./circuit-breaker.js";
 import { clearingPrice } from "./clearing.js";
-import { bidderBudget, Deadline, DEFAULT_TMAX_MS, effectiveTmax, MARKUP_FETCH_SAFETY_MS, withDeadline } from "./deadline.js";
-import { HttpClient, type CallOutcome } from "./http-client.js";
+import { bidderBudget, DEFAULT_TMAX_MS, effectiveTmax, MARKUP_FETCH_SAFETY_MS } from "./deadline.js";
+import { HttpClient, type BidCall, type CallOutcome } from "./http-client.js";
 import { replaceMacros, type MacroValues } from "./macros.js";
 import { markupFits } from "./markup.js";
 import { formatMicros, fromMicros, toMicros } from "./money.js";
@@ -198,62 +198,78 @@ export class Exchange {
     return { request, slots, rules: requestRules(request, this.lenient), dims, dateHour, seq: 0 };
   }
 
-  /** Sends the request to every eligible bidder in parallel; resolves when each has answered or run out of time. */
-  private async fanOut(context: AuctionContext, tmax: number, startedAt: number): Promise<void> {
+  /**
+   * Sends the request to every eligible bidder in parallel; resolves when each has answered or
+   * run out of time. Answers are checked as they arrive; one timer per distinct budget expires
+   * the calls still running.
+   */
+  private fanOut(context: AuctionContext, tmax: number, startedAt: number): Promise<void> {
     const { request } = context;
     const budget = bidderBudget(tmax, performance.now() - startedAt);
     const bodies = new Map<string, { sent: BidRequest; body: string }>();
-    // Bidders with the same budget share one timer and one AbortSignal.
-    const deadlines = new Map<number, Deadline>();
-    const calls: Promise<void>[] = [];
-    for (const bidder of this.bidders) {
-      const imps = bidder.formats ? request.imp.filter((imp) => adFormatsOffered(imp).some((f) => bidder.formats!.has(f))) : request.imp;
-      if (imps.length === 0) continue;
-      // An open circuit skips the bidder (counted in stats().circuits), half-open lets one probe through.
-      if (bidder.breaker !== undefined && !bidder.breaker.allow()) continue;
-      const ms = bidder.config.timeout_ms !== undefined ? Math.min(budget, bidder.config.timeout_ms) : budget;
-      const all = imps.length === request.imp.length;
-      // Bidders sent the same imps with the same budget share one request object and one body.
-      const bodyKey = `${all ? "*" : imps.map((imp) => imp.id).join("\u0000")}|${ms}`;
-      let shared = bodies.get(bodyKey);
-      if (shared === undefined) {
-        const sent: BidRequest = all ? { ...request, tmax: ms } : { ...request, imp: imps as BidRequest["imp"], tmax: ms };
-        shared = { sent, body: stringifyLossless(sent) };
-        bodies.set(bodyKey, shared);
+    const calls = new Map<number, BidCall[]>();
+    return new Promise<void>((resolve) => {
+      // One count for the loop itself, so that an answer reported synchronously cannot finish early.
+      let pending = 1;
+      const timers: NodeJS.Timeout[] = [];
+      const settle = () => {
+        if (--pending > 0) return;
+        for (const timer of timers) clearTimeout(timer);
+        resolve();
+      };
+      for (const bidder of this.bidders) {
+        const imps = bidder.formats ? request.imp.filter((imp) => adFormatsOffered(imp).some((f) => bidder.formats!.has(f))) : request.imp;
+        if (imps.length === 0) continue;
+        // An open circuit skips the bidder (counted in stats().circuits), half-open lets one probe through.
+        if (bidder.breaker !== undefined && !bidder.breaker.allow()) continue;
+        const ms = bidder.config.timeout_ms !== undefined ? Math.min(budget, bidder.config.timeout_ms) : budget;
+        const all = imps.length === request.imp.length;
+        // Bidders sent the same imps with the same budget share one request object and one body.
+        const bodyKey = `${all ? "*" : imps.map((imp) => imp.id).join("\u0000")}|${ms}`;
+        let shared = bodies.get(bodyKey);
+        if (shared === undefined) {
+          const sent: BidRequest = all ? { ...request, tmax: ms } : { ...request, imp: imps as BidRequest["imp"], tmax: ms };
+          shared = { sent, body: stringifyLossless(sent) };
+          bodies.set(bodyKey, shared);
+        }
+        const { sent, body } = shared;
+        bidder.counters.requests++;
+        for (const imp of imps) {
+          const slot = context.slots.get(imp.id)!;
+          const key: DemandKey = { date_hour: context.dateHour, bidder_id: bidder.config.id, ad_format: slot.adFormat, platform: context.dims.platform };
+          const demand = { key, id: this.facts.demandId(key) };
+          slot.demand.set(bidder.config.id, demand);
+          this.facts.demand(key, { request: 1 }, demand.id);
+        }
+        pending++;
+        const call = this.http.postBidRequest(bidder.origin, bidder.path, body, (outcome) => {
+          this.answerArrived(context, bidder, sent, outcome);
+          settle();
+        });
+        let group = calls.get(ms);
+        if (group === undefined) calls.set(ms, (group = []));
+        group.push(call);
       }
-      const { sent, body } = shared;
-      bidder.counters.requests++;
-      for (const imp of imps) {
-        const slot = context.slots.get(imp.id)!;
-        const key: DemandKey = { date_hour: context.dateHour, bidder_id: bidder.config.id, ad_format: slot.adFormat, platform: context.dims.platform };
-        const demand = { key, id: this.facts.demandId(key) };
-        slot.demand.set(bidder.config.id, demand);
-        this.facts.demand(key, { request: 1 }, demand.id);
+      for (const [ms, group] of calls) {
+        const detail = `no complete answer within ${ms} ms`;
+        timers.push(setTimeout(() => group.forEach((call) => call.expire(detail)), ms));
       }
-      let deadline = deadlines.get(ms);
-      if (deadline === undefined) deadlines.set(ms, (deadline = new Deadline(ms)));
-      const call = deadline.race<CallOutcome>(this.http.postBidRequest(bidder.origin, bidder.path, body, deadline.signal), () => ({
-        kind: "fault",
-        reason: "timeout",
-        detail: `no complete answer within ${ms} ms`,
-      }));
-      calls.push(
-        call.then((outcome) => {
-          const faultsBefore = bidder.faultCount;
-          try {
-            this.takeAnswer(context, bidder, sent, outcome);
-            if (bidder.faultCount === faultsBefore) bidder.breaker?.success();
-            else bidder.breaker?.failure();
-          } catch (error) {
-            // A bug while checking one answer costs that answer, never the auction.
-            this.logger.error({ err: error, auction: request.id, bidder: bidder.config.id }, "checking a bidder answer failed");
-            this.counters.rejection(bidder.config.id, "invalid-response");
-          }
-        }),
-      );
+      settle();
+    });
+  }
+
+  /** One bidder's outcome: its bids join the auction, and the circuit breaker learns whether it was a fault. */
+  private answerArrived(context: AuctionContext, bidder: BidderRuntime, sent: BidRequest, outcome: CallOutcome): void {
+    const faultsBefore = bidder.faultCount;
+    try {
+      this.takeAnswer(context, bidder, sent, outcome);
+      if (bidder.faultCount === faultsBefore) bidder.breaker?.success();
+      else bidder.breaker?.failure();
+    } catch (error) {
+      // A bug while checking one answer costs that answer, never the auction.
+      this.logger.error({ err: error, auction: context.request.id, bidder: bidder.config.id }, "checking a bidder answer failed");
+      this.counters.rejection(bidder.config.id, "invalid-response");
     }
-    await Promise.all(calls);
-    for (const deadline of deadlines.values()) deadline.clear();
   }
 
   /** Checks one bidder's answer as it arrives; valid bids join their imp's candidates. */
@@ -378,10 +394,7 @@ export class Exchange {
       pending.map(async (winner) => {
         const { candidate, slot } = winner;
         const url = replaceMacros(candidate.bid.nurl!, this.macroValues(context, winner));
-        const result =
-          ms <= 0
-            ? { error: "no time left before tmax to call the win notice" }
-            : await withDeadline(ms, (signal) => this.notices.fetchMarkup(url, signal), () => ({ error: "win notice did not answer before the deadline" }) as { markup?: string; error?: string });
+        const result = await this.notices.fetchMarkup(url, ms);
         if (result.markup !== undefined && markupFits(result.markup, slot.rules.kinds, this.lenient)) {
           winner.markup = result.markup;
           return;

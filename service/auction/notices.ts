@@ -4,7 +4,7 @@
  * 429) is retried with exponential backoff a bounded number of times; nothing waits for it.
  */
 import type { EventLogger } from "../events/facts.js";
-import type { HttpClient } from "./http-client.js";
+import { CallAborted, type HttpClient, type PendingCall } from "./http-client.js";
 
 export type NoticeKind = "win" | "billing";
 
@@ -47,8 +47,8 @@ export class NoticeSender {
   private readonly timeoutMs: number;
   private readonly maxPending: number;
   private readonly inFlight = new Set<Promise<void>>();
-  /** One controller per call in flight: close() aborts them (a shared signal would collect a listener per call). */
-  private readonly calls = new Set<AbortController>();
+  /** Calls in flight: close() aborts them. */
+  private readonly calls = new Set<PendingCall<unknown>>();
   private stopped = false;
   private readonly wakers = new Set<() => void>();
   private readonly counters: Record<NoticeKind, KindCounters> = {
@@ -95,11 +95,10 @@ export class NoticeSender {
         if (!(await this.sleep(this.baseDelayMs * 2 ** (attempt - 2)))) break;
       }
       if (this.stopped) break;
-      const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(), this.timeoutMs);
-      this.calls.add(controller);
+      const call = this.http.get(url, { readBody: false, timeoutMs: this.timeoutMs });
+      this.calls.add(call);
       try {
-        const { status } = await this.http.get(url, controller.signal, false);
+        const { status } = await call.result;
         if (status >= 200 && status < 300) {
           counters.delivered++;
           return;
@@ -107,10 +106,10 @@ export class NoticeSender {
         last = `HTTP ${status}`;
         if (!retryable(status)) break;
       } catch (error) {
-        last = controller.signal.aborted && !this.stopped ? `no answer within ${this.timeoutMs} ms` : `${(error as { code?: string }).code ?? (error as Error).name}: ${(error as Error).message}`;
+        const code = (error as { code?: string }).code;
+        last = code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT" ? `no answer within ${this.timeoutMs} ms` : `${code ?? (error as Error).name}: ${(error as Error).message}`;
       } finally {
-        clearTimeout(timer);
-        this.calls.delete(controller);
+        this.calls.delete(call);
       }
     }
     counters.failed++;
@@ -134,10 +133,10 @@ export class NoticeSender {
   }
 
   /**
-   * Calls a winning bid's nurl once and returns the body as ad markup (the bid had no adm);
-   * undefined when the call fails, is not 2xx, is empty or is not done by `signal`.
+   * Calls a winning bid's nurl once, within `ms`, and returns the body as ad markup (the bid had
+   * no adm); an error instead when the call fails, is not 2xx, is empty or misses the deadline.
    */
-  async fetchMarkup(text: string, signal: AbortSignal): Promise<{ markup?: string; error?: string }> {
+  async fetchMarkup(text: string, ms: number): Promise<{ markup?: string; error?: string }> {
     const counters = this.counters.win;
     counters.sent++;
     const url = noticeUrl(text);
@@ -145,8 +144,16 @@ export class NoticeSender {
       counters.failed++;
       return { error: "nurl is not an absolute http(s) URL" };
     }
+    const late = "win notice did not answer before the deadline";
+    if (ms <= 0) {
+      counters.failed++;
+      return { error: late };
+    }
+    const call = this.http.get(url, { readBody: true, timeoutMs: ms });
+    // undici's timeouts bound each wait, not the whole call: the auction's deadline is a hard one.
+    const timer = setTimeout(() => call.abort(late), ms);
     try {
-      const { status, text: body } = await this.http.get(url, signal, true);
+      const { status, text: body } = await call.result;
       if (status < 200 || status >= 300) {
         counters.failed++;
         return { error: `win notice answered HTTP ${status}` };
@@ -157,7 +164,9 @@ export class NoticeSender {
       return { markup: body };
     } catch (error) {
       counters.failed++;
-      return { error: signal.aborted ? "win notice did not answer before the deadline" : `win notice failed: ${(error as Error).message}` };
+      return { error: error instanceof CallAborted ? error.message : `win notice failed: ${(error as Error).message}` };
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -171,7 +180,7 @@ export class NoticeSender {
     }
     this.stopped = true;
     for (const wake of this.wakers) wake();
-    for (const controller of this.calls) controller.abort();
+    for (const call of this.calls) call.abort("the exchange is closing");
     await Promise.allSettled([...this.inFlight]);
   }
 
