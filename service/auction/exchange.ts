@@ -22,7 +22,7 @@ import { markupFits } from "./markup.js";
 import { formatMicros, fromMicros, toMicros } from "./money.js";
 import { NoticeSender, type NoticeOptions } from "./notices.js";
 import { ExchangeStats, type BidderCounters } from "./stats.js";
-import { stringifyLossless } from "../json/lossless.js";
+import { forwardedBody } from "./forward.js";
 
 /** Options of the exchange (registerExchange). */
 export interface ExchangeOptions {
@@ -206,7 +206,7 @@ export class Exchange {
   private fanOut(context: AuctionContext, tmax: number, startedAt: number): Promise<void> {
     const { request } = context;
     const budget = bidderBudget(tmax, performance.now() - startedAt);
-    const bodies = new Map<string, { sent: BidRequest; body: string }>();
+    const bodies = new Map<string, { sent: BidRequest; body: Buffer }>();
     const calls = new Map<number, BidCall[]>();
     return new Promise<void>((resolve) => {
       // One count for the loop itself, so that an answer reported synchronously cannot finish early.
@@ -229,7 +229,8 @@ export class Exchange {
         let shared = bodies.get(bodyKey);
         if (shared === undefined) {
           const sent: BidRequest = all ? { ...request, tmax: ms } : { ...request, imp: imps as BidRequest["imp"], tmax: ms };
-          shared = { sent, body: stringifyLossless(sent) };
+          // Encoded once: undici would otherwise encode a string body again for every bidder.
+          shared = { sent, body: Buffer.from(forwardedBody(request, sent, all)) };
           bodies.set(bodyKey, shared);
         }
         const { sent, body } = shared;

@@ -186,7 +186,7 @@ export class HttpClient {
    * POSTs a bid request. `onOutcome` is called exactly once: with the answer, or the no-bid or
    * fault it amounts to, or a timeout when `expire` comes first. Never throws.
    */
-  postBidRequest(origin: string, path: string, body: string, onOutcome: (outcome: CallOutcome) => void): BidCall {
+  postBidRequest(origin: string, path: string, body: string | Buffer, onOutcome: (outcome: CallOutcome) => void): BidCall {
     const maxBytes = this.maxBodyBytes;
     const handler = new CappedBody(maxBytes, bidAnswer, (ending) => onOutcome(bidOutcome(ending, maxBytes)));
     try {

@@ -7,7 +7,7 @@ import { performance } from "node:perf_hooks";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { exchangePlugin } from "../../generated/index.js";
 import { Exchange, type ExchangeOptions } from "./exchange.js";
-import { parseLossless } from "../json/lossless.js";
+import { parseBidRequestBody } from "./forward.js";
 
 export { loadBidders, parseBidders, BidderConfigError, type BidderConfig } from "./bidders.js";
 export { Exchange, type ExchangeOptions } from "./exchange.js";
@@ -39,7 +39,7 @@ export function registerExchange(app: FastifyInstance, options: ExchangeOptions)
     });
     await scope.register(exchangePlugin, {
       lenient: options.lenient === true,
-      parseJson: parseLossless, // numbers of 16+ digits keep their text for the bidders (service/json/lossless.ts)
+      parseJson: parseBidRequestBody, // bidders get the caller's own text, tmax rewritten (forward.ts)
       handlers: {
         auction: (input) => exchange.auction(input, startedAt.get(input.request)),
         billingEvent: (input) => exchange.billing(input),

@@ -1,9 +1,11 @@
 /**
  * Numbers JSON.parse would round (an integer above 2^53 in an `ext`) and fields the exchange does
  * not know (`ext`, `regs`, `source`, OpenRTB 2.6 fields) reach the bidders unchanged, digit for
- * digit: a real bidder on 127.0.0.1 records the raw bytes it receives. (Only spellings change
- * that JSON.parse cannot tell apart: `1.0` is forwarded as `1`, `1E2` as `100`, `"\u00e9"` as `"é"`.) Plus the properties of
- * service/json/lossless.ts (same values and errors as JSON.parse; lossless round trip).
+ * digit: a real bidder on 127.0.0.1 records the raw bytes it receives. A bidder that gets every
+ * imp receives the caller's own text with tmax rewritten (service/auction/forward.ts), so even
+ * spellings JSON.parse cannot tell apart (`1.0`, `1E2`, `"\u00e9"`) arrive as written; one that
+ * gets a subset receives a lossless serialisation, where only those spellings change. Plus the
+ * properties of service/json/lossless.ts (same values and errors as JSON.parse; lossless round trip).
  */
 import { createServer, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -131,7 +133,7 @@ async function startRawBidder(): Promise<RawBidder> {
 /** A bid request with OpenRTB 2.6 fields, extensions and numbers JSON.parse cannot hold, as raw text. */
 function requestText(id: string, imps = 1): string {
   const imp = (n: number) =>
-    `{"id":"${n}","tagid":"placement-${n}","bidfloor":0.5,"banner":{"w":320,"h":50,"ext":{"n":98765432109876543210}},` +
+    `{"id":"${n}","tagid":"placement-${n}","bidfloor":0.50,"banner":{"w":320,"h":50,"ext":{"n":98765432109876543210}},` +
     `"rwdd":1,"ssai":2,"qty":{"multiplier":1.5,"sourcetype":1,"vendor":"measure.example"},"dt":1700000000000.25,` +
     `"refresh":{"refsettings":[{"reftype":1,"minint":30}],"count":2},"ext":{"id":12345678901234567890123,"gpid":"/1/home#${n}"}}`;
   return (
@@ -141,7 +143,7 @@ function requestText(id: string, imps = 1): string {
     `"user":{"id":"u-1","eids":[{"source":"id.example","uids":[{"id":"abc","atype":1}]}],"ext":{"consent":"CPXxRfAPXxRfAAfKABENB-CgAAAAAAAAAAYgAAAAAAAA"}},` +
     `"regs":{"coppa":0,"gdpr":1,"us_privacy":"1YNN","gpp":"DBACNYA~CPXxRfAPXxRfAAfKABENB-CgAAAAAAAAAAYgAAAAAAAA~1YNN","gpp_sid":[2,6],"ext":{"dsa":{"required":2,"transparency":[{"domain":"x.example","dsaparams":[1,2]}]}}},` +
     `"source":{"fd":1,"tid":"tid-1","pchain":"abc:def","schain":{"complete":1,"ver":"1.0","nodes":[{"asi":"exchange.example","sid":"9007199254740993","hp":1,"rid":"r"}]},"ext":{"omidpn":"x"}},` +
-    `"cattax":2,"acat":["IAB1-1"],"wlangb":["en","fr"],"ext":{"id":12345678901234567890123,"nested":{"list":[1,18446744073709551615,-9223372036854775809,3.141592653589793238462643383279]},"unicode":"é\u2028😀 \\" \\\\ \\n"}}`
+    `"cattax":2,"acat":["IAB1-1"],"wlangb":["en","fr"],"ext":{"id":12345678901234567890123,"spellings":{"one":1.0,"hundred":1E2,"name":"caf\\u00e9 \\u0026"},"nested":{"list":[1,18446744073709551615,-9223372036854775809,3.141592653589793238462643383279]},"unicode":"é\u2028😀 \\" \\\\ \\n"}}`
   );
 }
 
@@ -174,6 +176,8 @@ describe("the exchange forwards unknown fields and big integers to a real bidder
     expect(Number(tmax)).toBeLessThan(500);
     expect(received.replace(`"tmax":${tmax}`, '"tmax":500')).toBe(text);
     // The point of it, spelled out: digits that JSON.parse would have rounded.
+    // Spellings JSON.parse cannot tell apart arrive as written too.
+    for (const spelling of ['"bidfloor":0.50', '"one":1.0', '"hundred":1E2', '"name":"caf\\u00e9 \\u0026"']) expect(received).toContain(spelling);
     for (const digits of ['"id":12345678901234567890123', '"n":98765432109876543210', '"seller":18446744073709551615', '"ifv":-123456789012345678901234567890', "-9223372036854775809", "3.141592653589793238462643383279", '"sid":"9007199254740993"']) {
       expect(received).toContain(digits);
     }
@@ -208,7 +212,8 @@ describe("the exchange forwards unknown fields and big integers to a real bidder
       expect(banner.imp.map((i: { id: string }) => i.id)).toEqual(["1"]);
       expect(onlyVideo.imp.map((i: { id: string }) => i.id)).toEqual(["v"]);
       expect(video.bodies[0]).toContain('"ext":{"big":12345678901234567890123}');
-      expect(video.bodies[0]).toContain('"ext":{"id":12345678901234567890123,"nested":{"list":[1,18446744073709551615,-9223372036854775809,3.141592653589793238462643383279]}');
+      // A subset is serialised: values and big integers intact, spellings normalised.
+      expect(video.bodies[0]).toContain('"ext":{"id":12345678901234567890123,"spellings":{"one":1,"hundred":100,"name":"café &"},"nested":{"list":[1,18446744073709551615,-9223372036854775809,3.141592653589793238462643383279]}');
       expect(bidder.bodies[0]).toContain('"ext":{"id":12345678901234567890123,"gpid":"/1/home#1"}');
       // Everything but imp and tmax is the request as sent.
       for (const key of ["app", "device", "user", "regs", "source", "cattax", "acat", "wlangb", "ext"]) {
