@@ -30,14 +30,14 @@ export interface MacroValues {
 export const MACROS: readonly { macro: string; field: keyof MacroValues; source: string }[] = macros as readonly { macro: string; field: keyof MacroValues; source: string }[];
 
 const fieldByName = new Map(MACROS.map((m) => [m.macro.slice(2, -1), m.field]));
-const macroPattern = /\$\{(AUCTION_[A-Z_]+)\}/g;
+const MACRO_START = "${AUCTION_";
 
 /**
  * Replaces every macro of the table in `text`, in one pass: a replacement value that itself
  * contains a macro is not expanded again.
  */
 export function replaceMacros(text: string, values: MacroValues): string {
-  if (!text.includes("${AUCTION_")) return text;
+  if (!text.includes(MACRO_START)) return text;
   const template = compile(text);
   let out = template[0] as string;
   for (let i = 1; i < template.length; i += 2) out += (values[template[i] as keyof MacroValues] ?? "") + (template[i + 1] as string);
@@ -53,11 +53,18 @@ function compile(text: string): Template {
   if (hit !== undefined) return hit;
   const template: Template = [];
   let last = 0;
-  for (const match of text.matchAll(macroPattern)) {
-    const field = fieldByName.get(match[1]);
-    if (field === undefined) continue; // not a macro of the table: stays in the literal
-    template.push(text.slice(last, match.index), field);
-    last = match.index! + match[0].length;
+  // indexOf, not a global regex: notice URLs are unique per bid and compiled every time.
+  for (let at = text.indexOf(MACRO_START); at !== -1; ) {
+    const end = text.indexOf("}", at + MACRO_START.length);
+    if (end === -1) break;
+    const field = fieldByName.get(text.slice(at + 2, end));
+    if (field === undefined) {
+      at = text.indexOf(MACRO_START, at + 1); // not a macro of the table: stays in the literal
+      continue;
+    }
+    template.push(text.slice(last, at), field);
+    last = end + 1;
+    at = text.indexOf(MACRO_START, last);
   }
   template.push(text.slice(last));
   // Short texts (notice URLs, often unique per bid) are cheap to split: only markup is cached.

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { parse } from "yaml";
 import { readFileSync } from "node:fs";
@@ -25,5 +26,23 @@ describe("macros", () => {
     ["no macro", "https://example.com/x", values, "https://example.com/x"],
   ])("%s", (_name, text, given, want) => {
     expect(replaceMacros(text, given)).toBe(want);
+  });
+
+  test("same result as one global regex replace, on texts made of macro fragments (short and cached long ones)", () => {
+    const byName = new Map(MACROS.map((m) => [m.macro.slice(2, -1), m.field]));
+    const reference = (text: string, v: MacroValues) => text.replace(/\$\{(AUCTION_[A-Z_]+)\}/g, (all, name: string) => (byName.has(name) ? (v[byName.get(name)!] ?? "") : all));
+    const fragment = fc.oneof(
+      fc.constantFrom(...MACROS.map((m) => m.macro), "${AUCTION_", "${AUCTION_PRICE", "}", "${", "$", "{AUCTION_ID}", "${AUCTION_LOSS}", "${AUCTION_ID }", "${AUCTION_ID${AUCTION_PRICE}}"),
+      fc.string({ maxLength: 5 }),
+    );
+    fc.assert(
+      fc.property(fc.array(fragment, { maxLength: 12 }), fc.nat(600), (parts, pad) => {
+        const text = parts.join("");
+        expect(replaceMacros(text, values)).toBe(reference(text, values));
+        const long = "x".repeat(pad) + text; // 512 characters and more go through the template cache
+        expect(replaceMacros(long, values)).toBe(reference(long, values));
+      }),
+      { numRuns: 3000 },
+    );
   });
 });
