@@ -105,13 +105,40 @@ export interface NewAccount {
   placement_dimensions?: boolean;
 }
 
+/** A billing token a load of facts counts: its id, and when it expires (epoch milliseconds). */
+export interface CountedBillingToken {
+  id: string;
+  expiresAt: number;
+}
+
+/**
+ * What the exchange writes together with a flush of its facts (service/events/facts.ts): in the
+ * same transaction on DuckDB, right after the facts on ClickHouse (which has no transactions).
+ */
+export interface IngestOptions {
+  /** The spool position these facts cover, under the spool's name: after a crash, replay starts there. */
+  checkpoint?: { name: string; position: string };
+  /** The billing tokens these facts count: a billing call repeated after a restart still counts once. */
+  billingTokens?: readonly CountedBillingToken[];
+}
+
+/** What the exchange reads at start to recover from a crash. */
+export interface RecoveryState {
+  /** The last checkpoint written under the spool's name; undefined when none was. */
+  position?: string;
+  /** Billing tokens counted and not yet expired. */
+  billingTokens: CountedBillingToken[];
+}
+
 /** The store every route and command talks to. */
 export interface ReportStore {
   /**
    * Loads facts; all-or-nothing: an invalid fact (a `FactError` naming its 1-based position)
-   * or any failure loads none of them. Returns how many were loaded.
+   * or any failure loads none of them, and writes none of `options`. Returns how many were loaded.
    */
-  ingest(facts: Iterable<Fact> | AsyncIterable<Fact>): Promise<number>;
+  ingest(facts: Iterable<Fact> | AsyncIterable<Fact>, options?: IngestOptions): Promise<number>;
+  /** The checkpoint of spool `name` and the billing tokens counted that expire after `now` (epoch ms). */
+  recoveryState(name: string, now: number): Promise<RecoveryState>;
   /** Runs one report on the account's own data. Throws `StoreError` for a malformed query. */
   report(query: ReportQuery): Promise<ReportResult>;
   /** Creates an account; the authorization credential is returned here once and never again. */

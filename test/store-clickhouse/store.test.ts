@@ -4,6 +4,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FactError, openStore, type Fact } from "../../service/store/index.js";
 import { demand, demandQuery, supply, supplyQuery } from "../store/helpers.js";
+import { recoveryCases } from "../store/recovery-cases.js";
 import { CLICKHOUSE_URL, disposeTestStore, openTestStore, skipReason, type TestStore } from "./server.js";
 
 const reason = await skipReason();
@@ -16,6 +17,10 @@ describe.skipIf(reason !== undefined)(`ClickHouse store at ${CLICKHOUSE_URL}${re
   });
   afterEach(async () => {
     await disposeTestStore(store);
+  });
+
+  describe("crash-recovery state", () => {
+    recoveryCases(() => store);
   });
 
   describe("ingest", () => {

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { migrations } from "../../service/store/duckdb/migrations.js";
 import { FactError, openStore, parseFactLine, type Fact, type ReportStore } from "../../service/store/index.js";
 import { demand, demandQuery, supply, supplyQuery } from "./helpers.js";
+import { recoveryCases } from "./recovery-cases.js";
 
 const supplyLine =
   '{"side":"supply","date_hour":"2026-10-01T05:00:00","publisher_id":"pub-1","app_bundle_id":"com.example.app","placement_id":"pl-1","ad_format":1,"platform":2,"country":"USA","request":100,"response":80,"impression":60,"revenue":1.23}';
@@ -122,6 +123,8 @@ describe("ingest", () => {
     expect(rows.rows.map((r) => r.placement_id)).toEqual(["pl-0", "pl-1", "pl-2", "pl-3", "pl-4", "pl-shared"]);
     expect(rows.rows.at(-1)).toEqual({ placement_id: "pl-shared", request: 500 });
   });
+
+  recoveryCases(() => store);
 });
 
 describe("database file", () => {

@@ -72,6 +72,17 @@ export const clickhouseMigrations: ClickHouseMigration[] = [
        ) ENGINE = ReplacingMergeTree(version) ORDER BY userid`,
     ],
   },
+  {
+    version: 2,
+    name: "spool checkpoints and counted billing tokens (crash recovery of the exchange)",
+    statements: [
+      // Written right after the facts of each exchange flush (recovery.ts); reads use FINAL.
+      `CREATE TABLE IF NOT EXISTS {db}.spool_checkpoints (name String, position String, version UInt64)
+         ENGINE = ReplacingMergeTree(version) ORDER BY name`,
+      `CREATE TABLE IF NOT EXISTS {db}.billing_tokens (token_id String, expires_ms UInt64)
+         ENGINE = MergeTree ORDER BY token_id`,
+    ],
+  },
 ];
 
 /** The column lists the loads copy from staging to the hourly tables. */

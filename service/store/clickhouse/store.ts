@@ -1,14 +1,17 @@
 /** The ClickHouse report store: one HTTP client, serialised loads, the same semantics as the DuckDB store. */
-import type { Account, Fact, NewAccount, ReportQuery, ReportResult, ReportStore } from "../store.js";
+import type { Account, Fact, IngestOptions, NewAccount, RecoveryState, ReportQuery, ReportResult, ReportStore } from "../store.js";
 import { createAccount, listAccounts, revokeAccount, verifyCredentials } from "./accounts.js";
 import { ClickHouseConnection, type ClickHouseOptions, type ServerInfo } from "./connection.js";
 import { ingestClickHouse } from "./ingest.js";
+import { readRecoveryState, SWEEP_EVERY_MS, writeRecovery } from "./recovery.js";
 import { runClickHouseReport } from "./report.js";
 
 /** `ReportStore` on ClickHouse (current servers with bound parameters; 18.x with escaped literals). */
 export class ClickHouseReportStore implements ReportStore {
   /** Loads of one store run one after another, as in the DuckDB store. */
   private loads: Promise<unknown> = Promise.resolve();
+  /** When expired billing tokens were last deleted. */
+  private lastSweep = 0;
 
   private constructor(private readonly connection: ClickHouseConnection) {}
 
@@ -27,11 +30,23 @@ export class ClickHouseReportStore implements ReportStore {
     return this.connection.database;
   }
 
-  async ingest(facts: Iterable<Fact> | AsyncIterable<Fact>): Promise<number> {
-    const load = this.loads.then(() => this.connection.use(() => ingestClickHouse(this.connection, facts)));
+  async ingest(facts: Iterable<Fact> | AsyncIterable<Fact>, options?: IngestOptions): Promise<number> {
+    const sweep = options?.checkpoint !== undefined && Date.now() - this.lastSweep >= SWEEP_EVERY_MS;
+    if (sweep) this.lastSweep = Date.now();
+    const load = this.loads.then(() =>
+      this.connection.use(async () => {
+        const counts = await ingestClickHouse(this.connection, facts);
+        if (options?.checkpoint || options?.billingTokens) await writeRecovery(this.connection, options, sweep);
+        return counts;
+      }),
+    );
     this.loads = load.catch(() => undefined);
     const counts = await load;
     return counts.supply + counts.demand;
+  }
+
+  recoveryState(name: string, now: number): Promise<RecoveryState> {
+    return this.connection.use(() => readRecoveryState(this.connection, name, now));
   }
 
   report(query: ReportQuery): Promise<ReportResult> {

@@ -22,8 +22,9 @@ import {
 } from "@duckdb/node-api";
 import { FactError } from "../errors.js";
 import { factProblem } from "../fact.js";
-import type { DemandFact, Fact, SupplyFact } from "../store.js";
+import type { DemandFact, Fact, IngestOptions, SupplyFact } from "../store.js";
 import type { Dictionaries, Dictionary } from "./dictionary.js";
+import { writeRecovery } from "./recovery.js";
 
 /** Column types of `supply_hourly` and `demand_hourly`, in table order. */
 const SUPPLY_TYPES = [INTEGER, TIMESTAMP, INTEGER, INTEGER, INTEGER, INTEGER, INTEGER, INTEGER, BIGINT, BIGINT, BIGINT, DOUBLE];
@@ -132,13 +133,16 @@ export interface IngestCounts {
 }
 
 /**
- * Loads facts in one transaction on `connection`; all-or-nothing. An invalid fact throws a
- * `FactError` with its 1-based position. The caller serialises loads (the dictionaries are shared).
+ * Loads facts in one transaction on `connection`; all-or-nothing, the exchange's checkpoint and
+ * billing tokens (`options`) included. An invalid fact throws a `FactError` with its 1-based
+ * position. The caller serialises loads (the dictionaries are shared).
  */
 export async function ingestFacts(
   connection: DuckDBConnection,
   dictionaries: Dictionaries,
   facts: Iterable<Fact> | AsyncIterable<Fact>,
+  options: IngestOptions = {},
+  sweepExpiredTokens = false,
 ): Promise<IngestCounts> {
   const all: Dictionary[] = Object.values(dictionaries);
   const appenders: ChunkAppender[] = [];
@@ -207,6 +211,7 @@ export async function ingestFacts(
         [INTEGER, TIMESTAMP, BIGINT, BIGINT],
       );
     }
+    if (options.checkpoint || options.billingTokens || sweepExpiredTokens) await writeRecovery(connection, options, sweepExpiredTokens);
     await connection.run("COMMIT");
     for (const dictionary of all) dictionary.commit();
     return counts;

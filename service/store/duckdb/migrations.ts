@@ -67,6 +67,16 @@ export const migrations: Migration[] = [
        )`,
     ],
   },
+  {
+    version: 2,
+    name: "spool checkpoints and counted billing tokens (crash recovery of the exchange)",
+    statements: [
+      // Written in the same transaction as the facts of each exchange flush (recovery.ts).
+      "CREATE TABLE spool_checkpoints (name VARCHAR PRIMARY KEY, position VARCHAR NOT NULL, updated_at TIMESTAMP NOT NULL)",
+      // No key: the exchange never counts a token twice, and a set is built from it at start.
+      "CREATE TABLE billing_tokens (token_id VARCHAR NOT NULL, expires_ms BIGINT NOT NULL)",
+    ],
+  },
 ];
 
 /** Applies the migrations the database lacks; safe to run on every open. Returns the versions applied. */

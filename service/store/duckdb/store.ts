@@ -1,9 +1,10 @@
 /** The DuckDB report store: one database file (or `:memory:`), a pool of connections, serialised loads. */
-import type { Account, Fact, NewAccount, ReportQuery, ReportResult, ReportStore } from "../store.js";
+import type { Account, Fact, IngestOptions, NewAccount, RecoveryState, ReportQuery, ReportResult, ReportStore } from "../store.js";
 import { createAccount, listAccounts, revokeAccount, verifyCredentials } from "./accounts.js";
 import { openDatabase, type ConnectionPool } from "./connection.js";
 import { createDictionaries, type Dictionaries } from "./dictionary.js";
 import { ingestFacts } from "./ingest.js";
+import { readRecoveryState, SWEEP_EVERY_MS } from "./recovery.js";
 import { DictionaryNames } from "./names.js";
 import { runReport } from "./report.js";
 
@@ -13,6 +14,8 @@ export class DuckDBReportStore implements ReportStore {
   private readonly names = new DictionaryNames();
   /** Loads run one after another: they share the dictionary caches. */
   private loads: Promise<unknown> = Promise.resolve();
+  /** When expired billing tokens were last deleted (with a load of the exchange's facts). */
+  private lastSweep = 0;
 
   private constructor(private readonly pool: ConnectionPool) {}
 
@@ -21,11 +24,17 @@ export class DuckDBReportStore implements ReportStore {
     return new DuckDBReportStore(await openDatabase(db));
   }
 
-  async ingest(facts: Iterable<Fact> | AsyncIterable<Fact>): Promise<number> {
-    const load = this.loads.then(() => this.pool.use((connection) => ingestFacts(connection, this.dictionaries, facts)));
+  async ingest(facts: Iterable<Fact> | AsyncIterable<Fact>, options?: IngestOptions): Promise<number> {
+    const sweep = options?.checkpoint !== undefined && Date.now() - this.lastSweep >= SWEEP_EVERY_MS;
+    if (sweep) this.lastSweep = Date.now();
+    const load = this.loads.then(() => this.pool.use((connection) => ingestFacts(connection, this.dictionaries, facts, options, sweep)));
     this.loads = load.catch(() => undefined);
     const counts = await load;
     return counts.supply + counts.demand;
+  }
+
+  recoveryState(name: string, now: number): Promise<RecoveryState> {
+    return this.pool.use((connection) => readRecoveryState(connection, name, now));
   }
 
   report(query: ReportQuery): Promise<ReportResult> {
