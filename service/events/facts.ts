@@ -2,13 +2,19 @@
  * Hourly facts the exchange writes for the reports, batched off the hot path: auctions and
  * billing events add counts to an in-memory aggregate keyed by the fact's key; a timer (and
  * close) hands the aggregate to the sink in one `ingest` call.
+ *
+ * With a spool (service/events/spool.ts), each event is also appended to it as one line, in
+ * the same synchronous step as it joins the aggregate, and every flush hands the store the
+ * spool position it covers and the billing tokens it counts, written with the facts. After a
+ * crash the exchange reads the store's checkpoint and `replay`s the lines after it.
  */
-import type { DemandFact, Fact, ReportStore, SupplyFact } from "../store/store.js";
+import type { CountedBillingToken, DemandFact, Fact, IngestOptions, ReportStore, SupplyFact } from "../store/store.js";
+import { formatPosition, type Spool, type SpoolPosition } from "./spool.js";
 
-export type { DemandFact, Fact, SupplyFact };
+export type { CountedBillingToken, DemandFact, Fact, SupplyFact };
 
-/** Where facts go: the report store, or anything with its `ingest`. */
-export type FactSink = Pick<ReportStore, "ingest">;
+/** Where facts go: the report store, or anything with its `ingest` (a spool needs `recoveryState` too). */
+export type FactSink = Pick<ReportStore, "ingest"> & Partial<Pick<ReportStore, "recoveryState">>;
 
 /** The key of a supply fact. */
 export type SupplyKey = Pick<SupplyFact, "date_hour" | "publisher_id" | "app_bundle_id" | "placement_id" | "ad_format" | "platform" | "country">;
@@ -22,6 +28,19 @@ export interface FactCounts {
   impression?: number;
   /** Σ clearing price (CPM, micro-units) of the impressions; revenue = this / 1e9 (CPM / 1000). */
   cpmMicros?: number;
+}
+
+/** Counts added to one supply or demand key by an event. `id` is the key's aggregate id (supplyId, demandId). */
+export type FactIncrement =
+  | { side: "supply"; key: SupplyKey; id: string; counts: FactCounts }
+  | { side: "demand"; key: DemandKey; id: string; counts: FactCounts };
+
+/** What an event records besides its counts. */
+export interface EventOptions {
+  /** The billing token the event counts (kept by the store so that a repeat after a restart counts once). */
+  billingToken?: CountedBillingToken;
+  /** Wait for the spool line to be on disk (fdatasync), not only written. */
+  sync?: boolean;
 }
 
 /** A logger with pino's shape (Fastify's `app.log` fits). */
@@ -46,16 +65,26 @@ export interface FactAggregatorOptions {
   /** Flush period in milliseconds (default 1000). */
   flushMs?: number;
   logger?: EventLogger;
+  /** A started spool: every event is appended to it, and each flush records its checkpoint. */
+  spool?: Spool;
 }
 
 const SEP = "\u0000";
 const noop = () => {};
 const silent: EventLogger = { info: noop, warn: noop, error: noop };
+const done = Promise.resolve();
+
+/** A spool line's increment: ["s", date_hour, publisher, bundle, placement, format, platform, country, request, response, impression, cpmMicros] or ["d", date_hour, bidder, format, platform, …counts]. */
+type SpooledIncrement = (string | number)[];
 
 /** Adds counts up per fact key and flushes them to the sink every `flushMs` and on close. */
 export class FactAggregator {
   private pending = new Map<string, Entry>();
+  private pendingTokens: CountedBillingToken[] = [];
   private readonly sink: FactSink;
+  private readonly spool: Spool | undefined;
+  /** The spool's checkpoint name in the store: one per spool, so exchange nodes sharing a store keep their own. */
+  readonly checkpointName: string | undefined;
   private readonly logger: EventLogger;
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<number> | undefined;
@@ -64,6 +93,8 @@ export class FactAggregator {
 
   constructor(options: FactAggregatorOptions) {
     this.sink = options.sink;
+    this.spool = options.spool;
+    this.checkpointName = options.spool ? `exchange:${options.spool.nodeId}` : undefined;
     this.logger = options.logger ?? silent;
     this.timer = setInterval(() => void this.flush(), options.flushMs ?? 1000);
     this.timer.unref();
@@ -79,14 +110,47 @@ export class FactAggregator {
     return `d${SEP}${key.date_hour}${SEP}${key.bidder_id}${SEP}${key.ad_format}${SEP}${key.platform}`;
   }
 
-  /** Adds counts to a supply key. */
-  supply(key: SupplyKey, counts: FactCounts, id = this.supplyId(key)): void {
-    this.add(id, "supply", key, counts);
+  /**
+   * Records one event: its increments join the aggregate and, with a spool, are appended to it
+   * as one line. The promise settles when the line is written (on disk with `sync`); without a
+   * spool it is already resolved. It rejects when the spool fails (the counts stay aggregated).
+   */
+  record(increments: readonly FactIncrement[], event: EventOptions = {}): Promise<void> {
+    for (const increment of increments) this.add(increment.id, increment.side, increment.key, increment.counts);
+    if (event.billingToken) this.pendingTokens.push(event.billingToken);
+    if (this.spool === undefined) return done;
+    const line: { f: SpooledIncrement[]; t?: [string, number] } = { f: increments.map(spooled) };
+    if (event.billingToken) line.t = [event.billingToken.id, event.billingToken.expiresAt];
+    return this.spool.append(line, event.sync === true);
   }
 
-  /** Adds counts to a demand key. */
-  demand(key: DemandKey, counts: FactCounts, id = this.demandId(key)): void {
-    this.add(id, "demand", key, counts);
+  /** Adds counts to a supply key (one event; see record). */
+  supply(key: SupplyKey, counts: FactCounts, id = this.supplyId(key)): Promise<void> {
+    return this.record([{ side: "supply", key, id, counts }]);
+  }
+
+  /** Adds counts to a demand key (one event; see record). */
+  demand(key: DemandKey, counts: FactCounts, id = this.demandId(key)): Promise<void> {
+    return this.record([{ side: "demand", key, id, counts }]);
+  }
+
+  /**
+   * Adds a spool line read back after a crash to the aggregate (not to the spool again).
+   * Returns its billing token, if any; throws a TypeError for a line of another shape.
+   */
+  replay(line: unknown): CountedBillingToken | undefined {
+    const { f, t } = (line ?? {}) as { f?: unknown; t?: unknown };
+    if (!Array.isArray(f)) throw new TypeError("spool line without increments");
+    for (const item of f) {
+      const increment = unspooled(item);
+      const id = increment.side === "supply" ? this.supplyId(increment.key) : this.demandId(increment.key);
+      this.add(id, increment.side, increment.key, increment.counts);
+    }
+    if (t === undefined) return undefined;
+    if (!Array.isArray(t) || typeof t[0] !== "string" || typeof t[1] !== "number") throw new TypeError("spool line with a malformed billing token");
+    const token = { id: t[0], expiresAt: t[1] };
+    this.pendingTokens.push(token);
+    return token;
   }
 
   private add(id: string, side: Entry["side"], key: SupplyKey | DemandKey, counts: FactCounts): void {
@@ -109,20 +173,28 @@ export class FactAggregator {
     while (this.flushing) await this.flushing;
     if (this.pending.size === 0) return 0;
     const batch = this.pending;
+    const tokens = this.pendingTokens;
+    // Every spool line before this position has its counts in `batch`: it is what the store will cover.
+    const position = this.spool?.position;
     this.pending = new Map();
-    this.flushing = this.write(batch).finally(() => (this.flushing = undefined));
+    this.pendingTokens = [];
+    this.flushing = this.write(batch, tokens, position).finally(() => (this.flushing = undefined));
     return this.flushing;
   }
 
-  private async write(batch: Map<string, Entry>): Promise<number> {
+  private async write(batch: Map<string, Entry>, tokens: CountedBillingToken[], position: SpoolPosition | undefined): Promise<number> {
     const ids = [...batch.keys()];
     let facts = ids.map((id) => toFact(batch.get(id)!));
+    const options: IngestOptions = {};
+    if (position !== undefined) options.checkpoint = { name: this.checkpointName!, position: formatPosition(position) };
+    if (tokens.length > 0) options.billingTokens = tokens;
     // The store loads all or nothing; a fact it refuses is dropped (and logged) so the rest still loads.
     for (let attempt = 0; attempt <= facts.length; attempt++) {
       try {
-        const written = await this.sink.ingest(facts);
+        const written = await this.sink.ingest(facts, options);
         this.counters.flushes++;
         this.counters.factsWritten += written;
+        if (position !== undefined) this.spool!.release(position);
         return written;
       } catch (error) {
         const line = (error as { line?: unknown }).line;
@@ -140,12 +212,14 @@ export class FactAggregator {
           this.logger.error({ err: error, facts: facts.length }, "report store failed on the last flush; facts lost");
           return 0;
         }
-        // Put the batch back: its counts add to what arrived meanwhile and go out with the next flush.
+        // Put the batch back: its counts add to what arrived meanwhile and go out with the next flush
+        // (whose checkpoint is later, so it covers this batch's spool lines too).
         this.logger.warn({ err: error, facts: facts.length }, "report store failed; facts kept for the next flush");
         for (const id of ids) {
           const entry = batch.get(id)!;
           this.add(id, entry.side, entry.key, entry);
         }
+        this.pendingTokens.unshift(...tokens);
         return 0;
       }
     }
@@ -164,6 +238,35 @@ export class FactAggregator {
   stats(): { pendingKeys: number; flushes: number; factsWritten: number; failedFlushes: number; factsDropped: number } {
     return { pendingKeys: this.pending.size, ...this.counters };
   }
+}
+
+function spooled(increment: FactIncrement): SpooledIncrement {
+  const c = increment.counts;
+  const counts = [c.request ?? 0, c.response ?? 0, c.impression ?? 0, c.cpmMicros ?? 0];
+  if (increment.side === "supply") {
+    const k = increment.key;
+    return ["s", k.date_hour, k.publisher_id, k.app_bundle_id, k.placement_id, k.ad_format, k.platform, k.country, ...counts];
+  }
+  const k = increment.key;
+  return ["d", k.date_hour, k.bidder_id, k.ad_format, k.platform, ...counts];
+}
+
+const isText = (v: unknown): v is string => typeof v === "string";
+const isCount = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
+
+type Unspooled = { side: "supply"; key: SupplyKey; counts: FactCounts } | { side: "demand"; key: DemandKey; counts: FactCounts };
+
+function unspooled(item: unknown): Unspooled {
+  const a = item as unknown[];
+  if (Array.isArray(a) && a[0] === "s" && a.length === 12 && [1, 2, 3, 4, 7].every((i) => isText(a[i])) && a.slice(5, 7).every(isCount) && a.slice(8).every(isCount)) {
+    const [, date_hour, publisher_id, app_bundle_id, placement_id, ad_format, platform, country, request, response, impression, cpmMicros] = a as [string, string, string, string, string, number, number, string, number, number, number, number];
+    return { side: "supply", key: { date_hour, publisher_id, app_bundle_id, placement_id, ad_format, platform, country }, counts: { request, response, impression, cpmMicros } };
+  }
+  if (Array.isArray(a) && a[0] === "d" && a.length === 9 && isText(a[1]) && isText(a[2]) && a.slice(3).every(isCount)) {
+    const [, date_hour, bidder_id, ad_format, platform, request, response, impression, cpmMicros] = a as [string, string, string, number, number, number, number, number, number];
+    return { side: "demand", key: { date_hour, bidder_id, ad_format, platform }, counts: { request, response, impression, cpmMicros } };
+  }
+  throw new TypeError(`spool increment of an unknown shape: ${JSON.stringify(item)?.slice(0, 200)}`);
 }
 
 function toFact(entry: Entry): Fact {

@@ -7,7 +7,8 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { Pool } from "undici";
 import { registerExchange, type BidderConfig } from "../../service/auction/index.js";
 import type { ExchangeOptions } from "../../service/auction/exchange.js";
-import type { Fact } from "../../service/events/facts.js";
+import type { CountedBillingToken, Fact } from "../../service/events/facts.js";
+import type { IngestOptions, RecoveryState } from "../../service/store/store.js";
 
 /** What a fake bidder does with one bid request. */
 export interface FakeAction {
@@ -94,17 +95,30 @@ export async function startFakeBidder(behaviour: FakeBehaviour = () => ({ status
 /** A fact sink that keeps everything in memory. */
 export function memorySink() {
   const facts: Fact[] = [];
+  /** Spool checkpoints and counted billing tokens, as a report store keeps them with the facts. */
+  const checkpoints = new Map<string, string>();
+  const billingTokens: CountedBillingToken[] = [];
   return {
     facts,
+    checkpoints,
+    billingTokens,
     calls: 0,
-    async ingest(batch: Iterable<Fact> | AsyncIterable<Fact>): Promise<number> {
+    /** The options of every ingest call, in order. */
+    options: [] as IngestOptions[],
+    async ingest(batch: Iterable<Fact> | AsyncIterable<Fact>, options: IngestOptions = {}): Promise<number> {
       this.calls++;
+      this.options.push(options);
       let n = 0;
       for await (const fact of batch as AsyncIterable<Fact>) {
         facts.push(fact);
         n++;
       }
+      if (options.checkpoint) checkpoints.set(options.checkpoint.name, options.checkpoint.position);
+      billingTokens.push(...(options.billingTokens ?? []));
       return n;
+    },
+    async recoveryState(name: string, now: number): Promise<RecoveryState> {
+      return { position: checkpoints.get(name), billingTokens: billingTokens.filter((t) => t.expiresAt > now) };
     },
     /** Sum of a metric over the facts matching `where`. */
     sum(metric: "request" | "response" | "impression" | "revenue", where: Partial<Record<string, unknown>>): number {

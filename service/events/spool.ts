@@ -1,0 +1,276 @@
+/**
+ * The exchange's write-ahead spool. Every auction and every billing event appends one line (the
+ * fact increments it adds, and a billing event's token id) before its HTTP answer goes out, so
+ * that a crash — a kill -9 at any moment — loses nothing that was answered. The report store
+ * keeps, in the same transaction as each flush of facts, the spool position that flush covers
+ * (its checkpoint); at start the exchange replays the lines after the checkpoint, so every line
+ * counts exactly once (service/events/facts.ts, service/auction/exchange.ts).
+ *
+ * Files in the spool folder: `<segment>.spool` (10-digit numbers, a new one at every start and
+ * past `maxSegmentBytes`), `node-id` (names this spool's checkpoint in a shared store) and `lock`
+ * (the pid of the process writing; a second live writer is refused).
+ * A line: 8 hex digits of the CRC-32 of the JSON, a space, the JSON, "\n". Replay of a segment
+ * stops at the first line that is cut short or fails its checksum: a torn last write.
+ *
+ * Group commit: the lines appended during one turn of the event loop go out in one write(2),
+ * after which the process may die without losing them. An append that asks for `sync` (billing)
+ * also waits for an fdatasync, shared by every such append written before it started, so it
+ * survives the machine too.
+ */
+import { closeSync, fdatasync, fdatasyncSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import { crc32 } from "node:zlib";
+
+/** A place in the spool: a segment and a count of lines in it. Lines before it are covered. */
+export interface SpoolPosition {
+  segment: number;
+  line: number;
+}
+
+/** `segment:line`, as the store keeps it. */
+export function formatPosition(position: SpoolPosition): string {
+  return `${position.segment}:${position.line}`;
+}
+
+/** The position of `formatPosition`'s text, or undefined for anything else. */
+export function parsePosition(text: string | undefined): SpoolPosition | undefined {
+  const match = text === undefined ? null : /^(\d{1,10}):(\d{1,15})$/.exec(text);
+  return match ? { segment: Number(match[1]), line: Number(match[2]) } : undefined;
+}
+
+/** A spool folder that another live process writes to. */
+export class SpoolLockedError extends Error {
+  override readonly name = "SpoolLockedError";
+  readonly code = "ADX_ERR_SPOOL_LOCKED";
+}
+
+export interface SpoolOptions {
+  /** A segment past this size is closed and the next one started (default 64 MiB). */
+  maxSegmentBytes?: number;
+}
+
+interface Waiter {
+  resolve(): void;
+  reject(error: Error): void;
+}
+
+const SEGMENT = /^(\d{10})\.spool$/;
+const segmentName = (n: number) => `${String(n).padStart(10, "0")}.spool`;
+
+/** True when a process with this pid runs (signal 0 tests without signalling). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as { code?: string }).code === "EPERM";
+  }
+}
+
+/** An open spool folder: replay what is there, then append. */
+export class Spool {
+  readonly dir: string;
+  readonly nodeId: string;
+  private readonly maxSegmentBytes: number;
+  private fd: number | undefined;
+  private segment = 0;
+  private lines = 0;
+  private bytes = 0;
+  private pending: string[] = [];
+  private written: Waiter[] = [];
+  /** Sync appends already written, waiting for the next fdatasync. */
+  private unsynced: Waiter[] = [];
+  private syncing = false;
+  private scheduled = false;
+  private closed = false;
+  private counters = { appended: 0, writes: 0, syncs: 0, failures: 0, released: 0 };
+
+  private constructor(dir: string, nodeId: string, options: SpoolOptions) {
+    this.dir = dir;
+    this.nodeId = nodeId;
+    this.maxSegmentBytes = options.maxSegmentBytes ?? 64 * 1024 * 1024;
+    this.segment = Math.max(0, ...this.segments());
+  }
+
+  /** Opens (creating) a spool folder and takes its lock; throws SpoolLockedError if a live process holds it. */
+  static open(dir: string, options: SpoolOptions = {}): Spool {
+    mkdirSync(dir, { recursive: true });
+    const lock = join(dir, "lock");
+    try {
+      writeFileSync(lock, String(process.pid), { flag: "wx" });
+    } catch (error) {
+      if ((error as { code?: string }).code !== "EEXIST") throw error;
+      const holder = Number(readFileSync(lock, "utf8").trim());
+      if (Number.isInteger(holder) && alive(holder)) {
+        throw new SpoolLockedError(`spool ${dir} is in use by process ${holder}`);
+      }
+      // Left by a process that died (a crash is what the spool is for): take it over.
+      writeFileSync(lock, String(process.pid));
+    }
+    const idFile = join(dir, "node-id");
+    let nodeId: string;
+    try {
+      nodeId = readFileSync(idFile, "utf8").trim();
+    } catch {
+      nodeId = randomBytes(8).toString("hex");
+      writeFileSync(idFile, nodeId);
+    }
+    return new Spool(dir, nodeId, options);
+  }
+
+  /** Segment numbers present, ascending. */
+  private segments(): number[] {
+    return readdirSync(this.dir)
+      .map((name) => SEGMENT.exec(name)?.[1])
+      .filter((n): n is string => n !== undefined)
+      .map(Number)
+      .sort((a, b) => a - b);
+  }
+
+  /**
+   * The records after `after` (all of them when undefined), oldest first, each with the
+   * position just past it. A segment's replay stops at its first torn or corrupt line.
+   */
+  *replay(after?: SpoolPosition): Generator<{ record: unknown; position: SpoolPosition }> {
+    for (const segment of this.segments()) {
+      if (after !== undefined && segment < after.segment) continue;
+      const skip = after !== undefined && segment === after.segment ? after.line : 0;
+      const text = readFileSync(join(this.dir, segmentName(segment)), "utf8");
+      let line = 0;
+      for (let start = 0; start < text.length; ) {
+        const end = text.indexOf("\n", start);
+        if (end === -1) break; // cut short by a crash in the middle of a write
+        const json = text.slice(start + 9, end);
+        if (text[start + 8] !== " " || crc32(json).toString(16).padStart(8, "0") !== text.slice(start, start + 8)) break;
+        start = end + 1;
+        line++;
+        if (line <= skip) continue;
+        yield { record: JSON.parse(json), position: { segment, line } };
+      }
+    }
+  }
+
+  /** Starts appending to a new segment (after replay: earlier segments are never appended to again). */
+  start(): void {
+    if (this.fd !== undefined) return;
+    this.openSegment(this.segment + 1);
+  }
+
+  private openSegment(segment: number): void {
+    this.fd = openSync(join(this.dir, segmentName(segment)), "a");
+    this.segment = segment;
+    this.lines = 0;
+    this.bytes = 0;
+  }
+
+  /** Where the next line goes: every line appended so far (written or not yet) is before it. */
+  get position(): SpoolPosition {
+    return { segment: this.segment, line: this.lines + this.pending.length };
+  }
+
+  /**
+   * Appends one record. The promise resolves once the line is written (the process may die),
+   * with `sync` once it is also on disk (the machine may die); it rejects when the write fails.
+   */
+  append(record: unknown, sync = false): Promise<void> {
+    if (this.closed || this.fd === undefined) return Promise.reject(new Error(this.closed ? "spool closed" : "spool not started"));
+    const json = JSON.stringify(record);
+    this.pending.push(`${crc32(json).toString(16).padStart(8, "0")} ${json}\n`);
+    this.counters.appended++;
+    const done = new Promise<void>((resolve, reject) => (sync ? this.unsynced : this.written).push({ resolve, reject }));
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.commit());
+    }
+    return done;
+  }
+
+  /** Writes what is pending in one write(2), then starts an fdatasync if a sync append waits. */
+  private commit(): void {
+    this.scheduled = false;
+    if (this.pending.length === 0 || this.fd === undefined) return;
+    const data = Buffer.from(this.pending.join(""));
+    const count = this.pending.length;
+    this.pending = [];
+    const written = this.written;
+    this.written = [];
+    try {
+      for (let offset = 0; offset < data.length; ) offset += writeSync(this.fd, data, offset);
+      this.counters.writes++;
+      this.lines += count;
+      this.bytes += data.length;
+    } catch (error) {
+      this.counters.failures++;
+      // The lines are lost for the crash case (the facts still reach the store at the next flush);
+      // a fresh segment keeps line counts true to the files.
+      const unsynced = this.unsynced;
+      this.unsynced = [];
+      for (const waiter of [...written, ...unsynced]) waiter.reject(error as Error);
+      this.rotate();
+      return;
+    }
+    for (const waiter of written) waiter.resolve();
+    this.syncNow();
+    if (this.bytes >= this.maxSegmentBytes && !this.syncing) this.rotate();
+  }
+
+  /** One fdatasync at a time; the sync appends written before it started are settled by it. */
+  private syncNow(): void {
+    if (this.syncing || this.unsynced.length === 0 || this.fd === undefined) return;
+    this.syncing = true;
+    const waiters = this.unsynced;
+    this.unsynced = [];
+    const fd = this.fd;
+    fdatasync(fd, (error) => {
+      this.syncing = false;
+      this.counters.syncs++;
+      for (const waiter of waiters) (error ? waiter.reject(error) : waiter.resolve());
+      if (this.closed) return;
+      if (this.bytes >= this.maxSegmentBytes) this.rotate();
+      this.syncNow();
+    });
+  }
+
+  private rotate(): void {
+    const fd = this.fd;
+    if (fd === undefined) return;
+    this.fd = undefined;
+    try {
+      fdatasyncSync(fd);
+    } catch {
+      // Nothing waits on this sync: sync appends were settled by their own fdatasync.
+    }
+    closeSync(fd);
+    this.openSegment(this.segment + 1);
+  }
+
+  /** Deletes the segments wholly before `position`: the store holds their facts. */
+  release(position: SpoolPosition): void {
+    for (const segment of this.segments()) {
+      if (segment >= position.segment || segment >= this.segment) break;
+      rmSync(join(this.dir, segmentName(segment)), { force: true });
+      this.counters.released++;
+    }
+  }
+
+  /** Writes and syncs what is pending, closes the segment, gives up the lock. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.commit();
+    while (this.syncing) await new Promise((resolve) => setImmediate(resolve));
+    this.closed = true;
+    if (this.fd !== undefined) {
+      fdatasyncSync(this.fd);
+      closeSync(this.fd);
+      this.fd = undefined;
+    }
+    for (const waiter of this.unsynced.splice(0)) waiter.resolve();
+    rmSync(join(this.dir, "lock"), { force: true });
+  }
+
+  /** Counters: lines appended, write(2) and fdatasync calls, failed writes, segments released. */
+  stats(): { appended: number; writes: number; syncs: number; failures: number; released: number; segment: number } {
+    return { ...this.counters, segment: this.segment };
+  }
+}
