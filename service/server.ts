@@ -22,6 +22,16 @@ export interface ServerOptions {
   logLevel?: string;
   /** An already open store (tests, demo); `db` is ignored then. */
   store?: ReportStore;
+  /**
+   * The exchange's write-ahead spool (crash safety of auction counts and billing calls):
+   * a folder, or false for none. Default: `spool/` beside a database file; none for `:memory:`.
+   */
+  spool?: string | false;
+}
+
+/** Where the exchange's spool goes by default: beside the database file (nothing for an in-memory one). */
+export function defaultSpoolDir(db: string): string | undefined {
+  return db === ":memory:" ? undefined : resolve(dirname(db), "spool");
 }
 
 export interface RunningServer {
@@ -59,7 +69,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       if (options.biddersFile) {
         const bidders = await loadBidders(options.biddersFile);
         const publicUrl = options.publicUrl ?? `http://${host}:${options.port ?? 8080}`;
-        exchange = await registerExchange(instance, { bidders, sink: store, lenient: options.lenient, billingSecret: billingSecret(options.db), publicUrl, circuitBreaker: {} });
+        const spoolDir = options.spool === false ? undefined : (options.spool ?? defaultSpoolDir(options.db));
+        exchange = registerExchange(instance, { bidders, sink: store, lenient: options.lenient, billingSecret: billingSecret(options.db), publicUrl, circuitBreaker: {}, spoolDir });
       }
     },
   });

@@ -319,6 +319,14 @@ export const namedRules: readonly { id: string; description: string; severity: "
     ]
   },
   {
+    "id": "billing-not-recorded",
+    "description": "The billing call was genuine but could not be made durable: writing or syncing the exchange's spool failed. HTTP 503; the device should call again later.",
+    "severity": "error",
+    "appliesTo": [
+      "billing-event"
+    ]
+  },
+  {
     "id": "start-not-after-end",
     "description": "In a report request, start is not later than end.",
     "severity": "error",

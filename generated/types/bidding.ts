@@ -702,6 +702,15 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrors"];
                 };
             };
+            /** @description The call could not be recorded durably (the spool's disk failed); the device should call again later (rule billing-not-recorded). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrors"];
+                };
+            };
         };
     };
     bid: {

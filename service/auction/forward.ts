@@ -53,7 +53,7 @@ export function patchTmax(text: string, hasTmax: boolean, tmax: number): string 
 }
 
 /** The body for a bidder that gets `sent` (the request with its tmax, and possibly fewer imps). */
-export function forwardedBody(request: object, sent: object & { tmax?: number }, allImps: boolean): string {
+export function forwardedBody<T extends { tmax?: number }>(request: object, sent: T, allImps: boolean): string {
   const text = (request as { [sourceText]?: string })[sourceText];
   if (allImps && text !== undefined && sent.tmax !== undefined) {
     const patched = patchTmax(text, Object.hasOwn(request, "tmax"), sent.tmax);

@@ -27,11 +27,13 @@ const startedAt = new WeakMap<FastifyRequest, number>();
 
 /**
  * Registers the exchange's routes on `app` (in their own encapsulated context: the stub's JSON
- * parser does not leak to other routes). The handle also closes with the app.
+ * parser does not leak to other routes). With a spool, what a crash left in it is replayed
+ * before the routes exist (the app is not ready until then). The handle also closes with the app.
  */
 export function registerExchange(app: FastifyInstance, options: ExchangeOptions): ExchangeHandle {
   const exchange = new Exchange({ ...options, logger: options.logger ?? app.log });
   app.register(async (scope) => {
+    await exchange.recover();
     // The auction's clock starts when the request arrives, before its body is read.
     scope.addHook("onRequest", (request, _reply, done) => {
       startedAt.set(request, performance.now());

@@ -29,6 +29,8 @@ export class ExchangeStats {
   /** Answers that left the handler after tmax + 10 ms. */
   late = 0;
   billing = { recorded: 0, duplicate: 0, invalid: 0, expired: 0 };
+  /** Auctions and billing calls whose spool line could not be written (the counts are kept, not crash-safe). */
+  spoolFailures = 0;
   readonly bidders = new Map<string, BidderCounters>();
 
   bidder(id: string): BidderCounters {
@@ -63,6 +65,7 @@ export class ExchangeStats {
       impsWon: this.impsWon,
       late: this.late,
       billing: { ...this.billing },
+      spoolFailures: this.spoolFailures,
       bidders,
     };
   }

@@ -3,84 +3,21 @@
 // that did NOT run the auction (same ADXKIT_BILLING_SECRET), both nodes stop on SIGTERM (which
 // flushes their facts), and the reports read through the store count every auction once.
 // Needs dist/ (npm test builds it first) and a ClickHouse server (skipped when none answers).
-import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startBidder, type RunningBidder } from "../../service/bidder/index.js";
 import { openStore, type ReportQuery, type ReportStore } from "../../service/store/index.js";
+import { BUILT, freePort, startServerProcess, stopServerProcess, type ServerProcess } from "../helpers/server-process.js";
 import { CLICKHOUSE_URL, disposeTestStore, openTestStore, skipReason } from "./server.js";
 
 const reason = await skipReason();
-const ROOT = resolve(import.meta.dirname, "../..");
-const CLI = join(ROOT, "bin/adxkit.js");
-const BUILT = existsSync(join(ROOT, "dist/service/cli/main.js"));
 const AUCTIONS = 200;
 const CONCURRENCY = 8;
 const PUBLISHERS = ["pub-1", "pub-2"];
 const BIDDER_IDS = ["dsp-a", "dsp-b"];
-
-interface Node {
-  name: string;
-  url: string;
-  child: ChildProcess;
-  stderr: string[];
-  exited: Promise<number | null>;
-}
-
-/** A free TCP port on 127.0.0.1 (the node's default public URL needs its real port). */
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once("error", fail);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
-}
-
-/** Starts `adxkit serve` and resolves once it prints its listening line (bounded). */
-async function startNode(name: string, args: string[], env: NodeJS.ProcessEnv, port: number): Promise<Node> {
-  const child = spawn(process.execPath, [CLI, "serve", ...args, "--port", String(port), "--log-level", "warn"], { cwd: ROOT, env, stdio: ["ignore", "ignore", "pipe"] });
-  const stderr: string[] = [];
-  const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
-  const node: Node = { name, url: `http://127.0.0.1:${port}`, child, stderr, exited };
-  await new Promise<void>((done, fail) => {
-    const timer = setTimeout(() => fail(new Error(`${name} did not start within 20 s: ${stderr.join("")}`)), 20_000);
-    child.stderr!.setEncoding("utf8");
-    child.stderr!.on("data", (chunk: string) => {
-      stderr.push(chunk);
-      if (stderr.join("").includes("adxkit: listening on")) {
-        clearTimeout(timer);
-        done();
-      }
-    });
-    void exited.then((code) => {
-      clearTimeout(timer);
-      fail(new Error(`${name} exited (code ${code}) before listening: ${stderr.join("")}`));
-    });
-  });
-  return node;
-}
-
-/** SIGTERM, then the exit code (SIGKILL and a failure after `ms`). */
-async function stopNode(node: Node, ms = 15_000): Promise<number | null> {
-  if (node.child.exitCode !== null || node.child.signalCode !== null) return node.child.exitCode;
-  node.child.kill("SIGTERM");
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<"timeout">((done) => (timer = setTimeout(() => done("timeout"), ms)));
-  const result = await Promise.race([node.exited, timeout]);
-  clearTimeout(timer);
-  if (result === "timeout") {
-    node.child.kill("SIGKILL");
-    throw new Error(`${node.name} did not exit within ${ms} ms of SIGTERM: ${node.stderr.join("")}`);
-  }
-  return result;
-}
 
 function bidRequest(n: number): unknown {
   const publisher = PUBLISHERS[n % PUBLISHERS.length];
@@ -108,7 +45,7 @@ describe.skipIf(reason !== undefined || !BUILT)(
     const clickhouseUrl = `${CLICKHOUSE_URL}/${database}`;
     const dir = mkdtempSync(join(tmpdir(), "adxkit-two-nodes-"));
     const bidders: RunningBidder[] = [];
-    const nodes: Node[] = [];
+    const nodes: ServerProcess[] = [];
     let store: ReportStore | undefined;
 
     beforeAll(async () => {
@@ -118,12 +55,13 @@ describe.skipIf(reason !== undefined || !BUILT)(
       const env = { ...process.env, ADXKIT_BILLING_SECRET: `two-nodes-${randomBytes(16).toString("hex")}` };
       const common = ["--store", "clickhouse", "--clickhouse-url", clickhouseUrl, "--bidders", biddersFile];
       // One after the other: the first creates the database and runs the migrations.
-      nodes.push(await startNode("node 1", [...common, "--db", join(dir, "n1.duckdb")], env, await freePort()));
-      nodes.push(await startNode("node 2", [...common, "--db", join(dir, "n2.duckdb")], env, await freePort()));
+      // Each node has a spool of its own (one writer per spool folder).
+      nodes.push(await startServerProcess("node 1", [...common, "--db", join(dir, "n1.duckdb"), "--spool", join(dir, "n1-spool")], await freePort(), env));
+      nodes.push(await startServerProcess("node 2", [...common, "--db", join(dir, "n2.duckdb"), "--spool", join(dir, "n2-spool")], await freePort(), env));
     });
 
     afterAll(async () => {
-      for (const node of nodes) await stopNode(node).catch(() => node.child.kill("SIGKILL"));
+      for (const node of nodes) await stopServerProcess(node).catch(() => node.child.kill("SIGKILL"));
       await Promise.allSettled(bidders.map((b) => b.close()));
       await store?.close().catch(() => undefined);
       await disposeTestStore(await openTestStore({ database }).catch(() => undefined)).catch(() => undefined);
@@ -175,7 +113,7 @@ describe.skipIf(reason !== undefined || !BUILT)(
 
       // SIGTERM: each node closes its exchange, which flushes the pending facts, then exits 0.
       const codes = [];
-      for (const node of nodes) codes.push(await stopNode(node));
+      for (const node of nodes) codes.push(await stopServerProcess(node));
       expect(codes).toEqual([0, 0]);
 
       store = await openStore({ store: "clickhouse", clickhouseUrl });

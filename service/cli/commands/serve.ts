@@ -11,6 +11,8 @@ export function register(program: Command): void {
     .option("--port <port>", "port to listen on (0 picks one)", "8080")
     .option("--bidders <file>", "JSON array of bidders [{id, endpoint, seat, formats?, timeout_ms?}]; enables the exchange")
     .option("--public-url <url>", "base address devices use to reach this server (billing URLs); default http://HOST:PORT")
+    .option("--spool <dir>", "write-ahead spool of the exchange: auctions and billing calls survive a crash (default: spool/ beside --db; none for :memory:)")
+    .option("--no-spool", "run the exchange without a spool (a crash loses up to a second of counts)")
     .option("--lenient", "accept code-list values newer than the spec (reported as warnings)")
     .option("--log-level <level>", "pino log level: fatal, error, warn, info, debug", "info")
     .addHelpText(
@@ -19,10 +21,11 @@ export function register(program: Command): void {
 Examples:
   $ adxkit serve --db ./data/adxkit.duckdb --port 8080
   $ adxkit serve --db :memory: --bidders bidders.json --lenient
+  $ adxkit serve --db ./data/adxkit.duckdb --bidders bidders.json --spool /var/lib/adxkit/spool
   $ curl -s -X POST http://127.0.0.1:8080/api/report/v1 -H 'content-type: application/json' \\
       -H 'x-userid: …' -H 'x-authorization: …' -d '{"start":"2026-10-01T00:00:00","end":"2026-10-31T23:59:59"}'`,
     )
-    .action(async (options: { db: string; store?: string; clickhouseUrl?: string; host: string; port: string; bidders?: string; publicUrl?: string; lenient?: boolean; logLevel: string }) => {
+    .action(async (options: { db: string; store?: string; clickhouseUrl?: string; host: string; port: string; bidders?: string; publicUrl?: string; spool: string | boolean; lenient?: boolean; logLevel: string }) => {
       const serverOptions: ServerOptions = {
         db: options.db,
         store: await openStoreFrom(options),
@@ -32,6 +35,8 @@ Examples:
         publicUrl: options.publicUrl,
         lenient: options.lenient === true,
         logLevel: options.logLevel,
+        // commander: --spool DIR gives the folder, --no-spool false, neither true (the default place).
+        spool: typeof options.spool === "string" ? options.spool : options.spool === false ? false : undefined,
       };
       const server = await startServer(serverOptions);
       process.stderr.write(`adxkit: listening on ${server.url} (reports, ${options.bidders ? "exchange, " : ""}docs at ${server.url}/docs/)\n`);
