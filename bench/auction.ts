@@ -12,10 +12,12 @@
  * all three processes, so that is printed too: it says where the difference goes.
  * Bounded: per payload 2 s warm-up per target, then `--rounds` × `--duration` s per target.
  * Run with `npx tsx bench/auction.ts` (`--duration S`, `--rounds N`, `--connections N`,
- * `--payloads banner,video`, `--targets exchange`; ADXKIT_BENCH_CPU_PROF=DIR profiles the target).
+ * `--payloads banner,video`, `--targets bare,exchange,nospool`; ADXKIT_BENCH_CPU_PROF=DIR profiles the target).
  */
 import { fork, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
 import Fastify from "fastify";
@@ -58,7 +60,11 @@ async function bidders(): Promise<void> {
   process.on("disconnect", () => void Promise.all(running.map((b) => b.close())).then(() => process.exit(0)));
 }
 
-/** Child: the exchange and the bare fan-out, each on its own port. */
+/**
+ * Child: the exchange as `adxkit serve` runs it (with its write-ahead spool in a temporary
+ * folder, on this machine's disk), the same exchange without a spool (what the spool costs), and
+ * the bare fan-out, each on its own port. The fact sink only counts: the store is not measured here.
+ */
 async function target(endpoints: string[]): Promise<void> {
   let facts = 0;
   const sink = {
@@ -66,15 +72,25 @@ async function target(endpoints: string[]): Promise<void> {
       for await (const _ of batch as AsyncIterable<Fact>) facts++;
       return facts;
     },
+    async recoveryState() {
+      return { billingTokens: [] };
+    },
   };
-  const exchange = Fastify({ logger: false, keepAliveTimeout: 65_000 });
-  const handle = registerExchange(exchange, {
-    bidders: endpoints.map((endpoint, i) => ({ id: `bench-${i + 1}`, endpoint, seat: `seat-${i + 1}` })),
-    sink,
-    billingSecret: Buffer.from("bench-secret"),
-    publicUrl: "http://127.0.0.1:8080",
-  });
-  await exchange.listen({ port: 0, host: "127.0.0.1" });
+  const spoolDir = mkdtempSync(join(tmpdir(), "adxkit-bench-spool-"));
+  const exchanges = await Promise.all(
+    [spoolDir, undefined].map(async (dir) => {
+      const app = Fastify({ logger: false, keepAliveTimeout: 65_000 });
+      const handle = registerExchange(app, {
+        bidders: endpoints.map((endpoint, i) => ({ id: `bench-${i + 1}`, endpoint, seat: `seat-${i + 1}` })),
+        sink,
+        billingSecret: Buffer.from("bench-secret"),
+        publicUrl: "http://127.0.0.1:8080",
+        spoolDir: dir,
+      });
+      await app.listen({ port: 0, host: "127.0.0.1" });
+      return { app, handle };
+    }),
+  );
 
   const bare = Fastify({ logger: false, keepAliveTimeout: 65_000 });
   const pools = endpoints.map((e) => ({ pool: new Pool(new URL(e).origin, { connections: 128 }), path: new URL(e).pathname }));
@@ -94,12 +110,17 @@ async function target(endpoints: string[]): Promise<void> {
   });
   await bare.listen({ port: 0, host: "127.0.0.1" });
   const port = (app: typeof bare) => (app.server.address() as { port: number }).port;
-  process.send!({ exchange: `http://127.0.0.1:${port(exchange)}`, bare: `http://127.0.0.1:${port(bare)}` });
+  const [spooled, unspooled] = exchanges;
+  process.send!({ exchange: `http://127.0.0.1:${port(spooled.app)}`, exchangeNoSpool: `http://127.0.0.1:${port(unspooled.app)}`, bare: `http://127.0.0.1:${port(bare)}` });
   process.on("message", (message: { stats?: boolean; cpu?: boolean }) => {
-    if (message.stats) process.send!({ stats: handle.stats() });
+    if (message.stats) process.send!({ stats: spooled.handle.stats() });
     if (message.cpu) process.send!({ cpu: process.cpuUsage() });
   });
-  process.on("disconnect", () => void Promise.all([exchange.close(), bare.close(), ...pools.map((p) => p.pool.close())]).then(() => process.exit(0)));
+  process.on("disconnect", async () => {
+    await Promise.all([...exchanges.map((e) => e.app.close()), bare.close(), ...pools.map((p) => p.pool.close())]);
+    rmSync(spoolDir, { recursive: true, force: true });
+    process.exit(0);
+  });
 }
 
 function start(args: string[], profile = false): Promise<{ child: ChildProcess; message: any }> {
@@ -178,9 +199,9 @@ async function main(): Promise<void> {
   };
   const seconds = argument("--duration", 4);
   const rounds = argument("--rounds", 3);
-  // --payloads banner,video and --targets exchange narrow the run (profiling); the ratio needs both targets.
+  // --payloads banner,video and --targets exchange narrow the run (profiling); a ratio needs bare in the run too.
   const kinds = list("--payloads", ["banner", "video", "native"]) as ("banner" | "video" | "native")[];
-  const targets = list("--targets", ["bare", "exchange"]);
+  const targets = list("--targets", ["bare", "exchange", "nospool"]);
   const connections = argument("--connections", 50);
   const { child: bidderProcess, message: b } = await start(["--bidders-child"]);
   const { child: targetProcess, message: t } = await start(["--target-child", JSON.stringify(b.endpoints)], true);
@@ -203,10 +224,11 @@ async function main(): Promise<void> {
       const body = JSON.stringify(request);
       const all = (
         [
-          ["bare fan-out", `${t.bare}/bare`],
-          ["exchange", `${t.exchange}/openrtb2/auction`],
+          ["bare fan-out", `${t.bare}/bare`, "bare"],
+          ["exchange", `${t.exchange}/openrtb2/auction`, "exchange"],
+          ["exchange, no spool", `${t.exchangeNoSpool}/openrtb2/auction`, "nospool"],
         ] as const
-      ).filter(([name]) => targets.includes(name.split(" ")[0]));
+      ).filter(([, , key]) => targets.includes(key));
       const results = new Map(all.map(([name]) => [name, emptyRow()]));
       for (const [, url] of all) await load(url, body, 2, connections, Infinity); // warm-up: JIT, keep-alive pools
       for (let round = 0; round < rounds; round++) {
@@ -226,10 +248,10 @@ async function main(): Promise<void> {
         const rps = r.answered / r.seconds;
         const per = (us: number) => (r.answered > 0 ? us / r.answered : NaN);
         const total = per(r.cpu.target + r.cpu.bidders + r.cpu.load);
-        const ratio = name === "exchange" && bare ? `${((rps / (bare.answered / bare.seconds)) * 100).toFixed(0)}%` : "";
+        const ratio = name !== "bare fan-out" && bare ? `${((rps / (bare.answered / bare.seconds)) * 100).toFixed(0)}%` : "";
         rows.push([
           kind, name, rps.toFixed(0), ms(quantile(sorted, 0.5)), ms(quantile(sorted, 0.99)), ms(sorted[sorted.length - 1]), String(tmax),
-          name === "exchange" ? String(r.late) : "-", String(r.failed),
+          name !== "bare fan-out" ? String(r.late) : "-", String(r.failed),
           per(r.cpu.target).toFixed(0), per(r.cpu.bidders).toFixed(0), per(r.cpu.load).toFixed(0), total.toFixed(0), ratio,
         ]);
       }
@@ -245,6 +267,8 @@ async function main(): Promise<void> {
     );
     process.stdout.write(
       `\nCPU µs/req: CPU time of each process while that target was loaded, per answered request; "all" is what one request costs the machine.\n` +
+        `"exchange" runs as adxkit serve does, with its write-ahead spool (service/events/spool.ts) on this machine's disk; "no spool" is the same exchange without it.\n` +
+        `exchange: spool ${JSON.stringify(stats.spool)}\n` +
         `exchange: ${stats.auctions} auctions, ${stats.noBid} no-bid, late (handler) ${stats.late}; win notices ${JSON.stringify(stats.notices.win)}\n${faults.join("\n")}\n`,
     );
   } finally {

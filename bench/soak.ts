@@ -103,7 +103,8 @@ async function bidders(): Promise<void> {
 
 // ---------------------------------------------------------------------------------------------
 // Child: the server. The app of `adxkit serve` (buildApp with the exchange registered the way
-// startServer does, circuit breaker on) so that the exchange's stats and flush are reachable.
+// startServer does: circuit breaker on, a spool on disk) so that the exchange's stats and flush
+// are reachable.
 
 interface RssSample {
   t: number;
@@ -126,7 +127,7 @@ async function server(endpoints: string[]): Promise<void> {
     logger: { level: "error" },
     extend: (instance) => {
       // As startServer: the exchange's burl points at the public URL (rewritten by the load generator).
-      handle = registerExchange(instance, { bidders: bidderConfigs, sink: store, billingSecret: randomBytes(32), publicUrl: "http://127.0.0.1", circuitBreaker: {} });
+      handle = registerExchange(instance, { bidders: bidderConfigs, sink: store, billingSecret: randomBytes(32), publicUrl: "http://127.0.0.1", circuitBreaker: {}, spoolDir: join(dir, "spool") });
     },
   });
   await app.listen({ host: "127.0.0.1", port: 0 });
@@ -348,6 +349,7 @@ async function main(): Promise<void> {
     `faults injected by dsp-faulty: ${injectedTotal} of ${bidderStats.faulty.calls} calls ${JSON.stringify(bidderStats.faulty.injected)}`,
     `faults counted by the exchange for dsp-faulty: ${JSON.stringify(exchangeFaults)}; circuit ${JSON.stringify(stats.circuits?.["dsp-faulty"])}`,
     `exchange: ${stats.auctions} auctions, ${stats.answered} answered 200, ${stats.noBid} no-bid 204, late in handler (> tmax + 10 ms) ${stats.late}, billing ${JSON.stringify(stats.billing)}`,
+    `spool: ${stats.spool ? `${stats.spool.appended} lines in ${stats.spool.writes} writes (group commit), ${stats.spool.syncs} fdatasyncs, ${stats.spool.failures} failures; spool failures counted by the exchange ${stats.spoolFailures}` : "none"}`,
     `reference bidders (requests received): ${JSON.stringify(bidderStats.reference)}`,
     `circuits: ${Object.entries(stats.circuits ?? {}).map(([id, c]: [string, any]) => `${id} opened ${c.opened}, skipped ${c.skipped}`).join("; ")}`,
     `client: dropped before sending (over ${MAX_IN_FLIGHT} in flight) ${droppedByClient}, still in flight at the end ${stillInFlight}`,
