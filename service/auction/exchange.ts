@@ -258,7 +258,7 @@ export class Exchange {
         if (shared === undefined) {
           const sent: BidRequest = all ? { ...request, tmax: ms } : { ...request, imp: imps as BidRequest["imp"], tmax: ms };
           // Encoded once: undici would otherwise encode a string body again for every bidder.
-          shared = { sent, body: Buffer.from(forwardedBody(request, sent, all)) };
+          shared = { sent, body: Buffer.from(forwardedBody(request, all ? undefined : imps, ms)) };
           bodies.set(bodyKey, shared);
         }
         const { sent, body } = shared;

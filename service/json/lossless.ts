@@ -81,12 +81,23 @@ function checkDepth(text: string): void {
 /** True for a number whose text JSON.parse may round: 16 or more consecutive digits. */
 const isLossy = (token: string) => longDigits.test(token);
 
+/** Throws a SyntaxError when the text nests deeper than MAX_DEPTH; almost free for a text that cannot. */
+function checkNesting(text: string): void {
+  if (text.length > 2 * MAX_DEPTH && openings(text) > MAX_DEPTH) checkDepth(text);
+}
+
+/** JSON.parse, refusing nesting deeper than MAX_DEPTH as it refuses any other text that is not JSON (SyntaxError). */
+export function parseJsonBounded(text: string): unknown {
+  checkNesting(text);
+  return JSON.parse(text);
+}
+
 /**
  * Parses JSON like JSON.parse (same values, same errors) and remembers the source text of
  * numbers JSON.parse would round, for stringifyLossless.
  */
 export function parseLossless(text: string): unknown {
-  if (text.length > 2 * MAX_DEPTH && openings(text) > MAX_DEPTH) checkDepth(text);
+  checkNesting(text);
   if (!longDigits.test(text)) return JSON.parse(text);
   // Valid JSON first: the scan below is linear only when every string is terminated (on
   // `"\"\"\"…` without an end it would rescan from each quote: quadratic in the body size).

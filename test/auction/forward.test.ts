@@ -96,16 +96,27 @@ describe("patchTmax", () => {
 });
 
 describe("forwardedBody", () => {
-  it("sends the caller's text for all imps, and a serialisation (big integers intact) for a subset", () => {
-    const text = '{"id":"r","tmax":300,"imp":[{"id":"1"},{"id":"2"}],"ext":{"big":12345678901234567890123,"f":1.0}}';
-    const request = parseBidRequestBody(text) as { imp: object[]; tmax: number };
-    expect(forwardedBody(request, { ...request, tmax: 270 }, true)).toBe(text.replace('"tmax":300', '"tmax":270'));
-    expect(forwardedBody(request, { ...request, imp: [request.imp[1]], tmax: 270 }, false)).toBe(
-      '{"id":"r","tmax":270,"imp":[{"id":"2"}],"ext":{"big":12345678901234567890123,"f":1}}',
-    );
+  const text = '{"id":"r","tmax":300,"imp":[{"id":"1","ext":{"n":98765432109876543210}},{"id":"2"}],"ext":{"big":12345678901234567890123,"f":1.0}}';
+
+  it("sends the caller's text for all imps, with only tmax changed", () => {
+    const request = parseBidRequestBody(text) as { imp: { id: string }[] };
+    expect(forwardedBody(request, undefined, 270)).toBe(text.replace('"tmax":300', '"tmax":270'));
+  });
+
+  it("serialises a subset of imps from a lossless parse of the caller's text: big integers intact", () => {
+    const request = parseBidRequestBody(text) as { imp: { id: string }[] };
+    // The plain parse rounds: the digits come from the text, not from the parsed object.
+    expect(String((request as unknown as { ext: { big: number } }).ext.big)).not.toBe("12345678901234567890123");
+    expect(forwardedBody(request, [request.imp[1]], 270)).toBe('{"id":"r","tmax":270,"imp":[{"id":"2"}],"ext":{"big":12345678901234567890123,"f":1}}');
+    expect(forwardedBody(request, [request.imp[0]], 270)).toContain('"imp":[{"id":"1","ext":{"n":98765432109876543210}}]');
+  });
+
+  it("serialises a request whose tmax key cannot be told apart, big integers intact", () => {
+    const twice = '{"id":"r","tmax":300,"ext":{"tmax":1,"big":12345678901234567890123},"imp":[{"id":"1"}]}';
+    expect(forwardedBody(parseBidRequestBody(twice) as { imp: { id: string }[] }, undefined, 90)).toBe('{"id":"r","tmax":90,"ext":{"tmax":1,"big":12345678901234567890123},"imp":[{"id":"1"}]}');
   });
 
   it("serialises an object that was not parsed from text", () => {
-    expect(forwardedBody({ id: "r" }, { id: "r", tmax: 5 }, true)).toBe('{"id":"r","tmax":5}');
+    expect(forwardedBody({ id: "r", imp: [{ id: "1" }, { id: "2" }] } as { imp: { id: string }[] }, [{ id: "2" }], 5)).toBe('{"id":"r","imp":[{"id":"2"}],"tmax":5}');
   });
 });
