@@ -118,6 +118,8 @@ export interface ParameterModel {
   integer: boolean;
   description: string;
   schema: Record<string, any>;
+  /** A credential or token (`x-adxkit-secret: true`): never logged, never shown. */
+  secret: boolean;
 }
 
 export interface OperationModel {
@@ -167,8 +169,15 @@ export interface AuctionRulesModel {
   priceIncrement: number;
 }
 
+/** Names of the parameters marked `x-adxkit-secret`, by where they travel, sorted. */
+export interface SecretParametersModel {
+  query: string[];
+  header: string[];
+}
+
 export interface Model {
   macros: MacroModel[];
+  secretParameters: SecretParametersModel;
   auctionRules?: AuctionRulesModel;
   codelists: CodelistModel[];
   schemas: SchemaModel[];
@@ -327,13 +336,16 @@ export function buildModel(spec: LoadedSpec): Model {
       priceIncrement: number("price-increment"),
     };
   }
+  const secretNames = (where: string) =>
+    [...new Set(apis.flatMap((a) => a.operations).flatMap((op) => op.parameters).filter((p) => p.secret && p.in === where).map((p) => p.name.toLowerCase()))].sort();
+  const secretParameters = { query: secretNames("query"), header: secretNames("header") };
   if (problems.length) throw new SpecError(problems);
   const sources = [...spec.schemas, ...spec.codelists, ...spec.openapi, spec.errors, ...spec.examples]
     .map((f) => ({ specPath: f.specPath, text: f.text }))
     .sort((a, b) => a.specPath.localeCompare(b.specPath));
   const hash = createHash("sha256");
   for (const source of sources) hash.update(source.specPath).update("\0").update(source.text).update("\0");
-  return { macros, auctionRules, codelists, schemas, validators, errors, apis, sources, specHash: hash.digest("hex") };
+  return { macros, secretParameters, auctionRules, codelists, schemas, validators, errors, apis, sources, specHash: hash.digest("hex") };
 }
 
 /** x- keywords the generator understands; any other is a typo and fails the load. */
@@ -536,6 +548,7 @@ function operationsOf(paths: Record<string, any>, securitySchemes: Record<string
           integer: scalar.type === "integer",
           description: p.description ?? "",
           schema,
+          secret: p["x-adxkit-secret"] === true,
         };
       });
       const schemeNames = Object.keys(op.security?.[0] ?? {});

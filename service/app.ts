@@ -6,6 +6,7 @@ import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
 import { demandReportPlugin, supplyReportPlugin } from "../generated/index.js";
 import { createAuthThrottle } from "./accounts/throttle.js";
+import { redactingLogger, redactUrl } from "./log.js";
 import { errorEnvelope } from "./reports/envelope.js";
 import { demandReportHandlers, reportAccount, supplyReportHandlers } from "./reports/handlers.js";
 import type { ReportStore } from "./store/store.js";
@@ -27,7 +28,7 @@ export const serverLimits = { bodyLimit: 1024 * 1024, maxHeaderSize: 16 * 1024, 
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: options.logger ?? false,
+    logger: redactingLogger(options.logger),
     bodyLimit: options.bodyLimit ?? serverLimits.bodyLimit,
     routerOptions: { maxParamLength: 200 },
     requestTimeout: serverLimits.requestTimeoutMs,
@@ -63,6 +64,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // A media type Fastify cannot even parse is a payload that is not JSON: 400 like any bad body.
     if (status === 415) return reply.code(400).send({ errors: [{ path: "", rule: "json", message: error.message }] });
     return reply.code(status).send({ errors: [{ path: "", rule: "http", message: error.message }] });
+  });
+  // Fastify's own 404 logs and echoes the raw URL, secrets in its query string included.
+  app.setNotFoundHandler(async (request, reply) => {
+    const route = `${request.method} ${redactUrl(request.url)}`;
+    request.log.info({ route }, "no such route");
+    return reply.code(404).send({ errors: [{ path: "", rule: "http", message: `no route ${route}` }] });
   });
   const reportOptions = { store: options.store, authThrottle: createAuthThrottle(), now: options.now };
   await app.register(demandReportPlugin, { handlers: demandReportHandlers(reportOptions), lenient: options.lenient });

@@ -63,7 +63,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const app = await buildApp({
     store,
     lenient: options.lenient,
-    logger: { level: options.logLevel ?? "info", redact: ["req.headers.x-authorization", "req.query.x-authorization", "req.query.token"] },
+    // Secret query parameters (spec x-adxkit-secret) are redacted from logged URLs by buildApp (service/log.ts).
+    logger: { level: options.logLevel ?? "info" },
     extend: async (instance) => {
       await registerDocs(instance, {});
       if (options.biddersFile) {

@@ -4,3 +4,14 @@ export { exchangePlugin, type ExchangeHandlers, type ExchangePluginOptions } fro
 export { bidderPlugin, type BidderHandlers, type BidderPluginOptions } from "./bidder.js";
 export { demandReportPlugin, type DemandReportHandlers, type DemandReportPluginOptions } from "./demand-report.js";
 export { supplyReportPlugin, type SupplyReportHandlers, type SupplyReportPluginOptions } from "./supply-report.js";
+
+/** Parameters the spec marks `x-adxkit-secret` (credentials, tokens), lower case, by where they travel: the server redacts them from its logs. */
+export const secretParameters = {
+  "query": [
+    "token",
+    "x-authorization"
+  ],
+  "header": [
+    "x-authorization"
+  ]
+} as const;

@@ -34,6 +34,6 @@ export function emitStubs(model: Model, render: Render): GeneratedFile[] {
     payloadTypes: [...new Set(p.operations.map((o) => o.payloadType).filter(Boolean))].sort(),
   }));
   const files = views.map((view) => ({ path: `stubs/${view.file}.ts`, contents: render("stubs/plugin", view) }));
-  files.push({ path: "stubs/index.ts", contents: render("stubs/index", { plugins: views }) });
+  files.push({ path: "stubs/index.ts", contents: render("stubs/index", { plugins: views, secretParameters: model.secretParameters }) });
   return files;
 }
