@@ -77,12 +77,17 @@ export class Spool {
   private segment = 0;
   private lines = 0;
   private bytes = 0;
+  /** Lines appended and not written yet, with their waiters (plain and sync). */
   private pending: string[] = [];
-  private written: Waiter[] = [];
+  private pendingWaiters: Waiter[] = [];
+  private pendingSyncWaiters: Waiter[] = [];
   /** Sync appends already written, waiting for the next fdatasync. */
   private unsynced: Waiter[] = [];
   private syncing = false;
+  /** Descriptors of rotated segments, closed once the fdatasync running on them ends. */
+  private retired: number[] = [];
   private scheduled = false;
+  private started = false;
   private closed = false;
   private counters = { appended: 0, writes: 0, syncs: 0, failures: 0, released: 0 };
 
@@ -153,7 +158,8 @@ export class Spool {
 
   /** Starts appending to a new segment (after replay: earlier segments are never appended to again). */
   start(): void {
-    if (this.fd !== undefined) return;
+    if (this.started) return;
+    this.started = true;
     this.openSegment(this.segment + 1);
   }
 
@@ -174,11 +180,20 @@ export class Spool {
    * with `sync` once it is also on disk (the machine may die); it rejects when the write fails.
    */
   append(record: unknown, sync = false): Promise<void> {
-    if (this.closed || this.fd === undefined) return Promise.reject(new Error(this.closed ? "spool closed" : "spool not started"));
+    if (this.closed || !this.started) return Promise.reject(new Error(this.closed ? "spool closed" : "spool not started"));
+    if (this.fd === undefined) {
+      // A rotation could not open the next segment: try again before this line counts in one.
+      try {
+        this.openSegment(this.segment + 1);
+      } catch (error) {
+        this.counters.failures++;
+        return Promise.reject(error);
+      }
+    }
     const json = JSON.stringify(record);
     this.pending.push(`${crc32(json).toString(16).padStart(8, "0")} ${json}\n`);
     this.counters.appended++;
-    const done = new Promise<void>((resolve, reject) => (sync ? this.unsynced : this.written).push({ resolve, reject }));
+    const done = new Promise<void>((resolve, reject) => (sync ? this.pendingSyncWaiters : this.pendingWaiters).push({ resolve, reject }));
     if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(() => this.commit());
@@ -186,33 +201,38 @@ export class Spool {
     return done;
   }
 
-  /** Writes what is pending in one write(2), then starts an fdatasync if a sync append waits. */
+  /**
+   * Writes what is pending in one write(2), then starts an fdatasync if a sync append waits.
+   * The only place a segment is rotated: right after a write, when no line is pending, so every
+   * position counted so far lies in the segment being closed.
+   */
   private commit(): void {
     this.scheduled = false;
-    if (this.pending.length === 0 || this.fd === undefined) return;
+    if (this.pending.length === 0) return;
     const data = Buffer.from(this.pending.join(""));
     const count = this.pending.length;
+    const written = this.pendingWaiters;
+    const toSync = this.pendingSyncWaiters;
     this.pending = [];
-    const written = this.written;
-    this.written = [];
+    this.pendingWaiters = [];
+    this.pendingSyncWaiters = [];
     try {
-      for (let offset = 0; offset < data.length; ) offset += writeSync(this.fd, data, offset);
+      for (let offset = 0; offset < data.length; ) offset += writeSync(this.fd!, data, offset);
       this.counters.writes++;
       this.lines += count;
       this.bytes += data.length;
     } catch (error) {
       this.counters.failures++;
-      // The lines are lost for the crash case (the facts still reach the store at the next flush);
-      // a fresh segment keeps line counts true to the files.
-      const unsynced = this.unsynced;
-      this.unsynced = [];
-      for (const waiter of [...written, ...unsynced]) waiter.reject(error as Error);
+      // This batch's lines are lost for the crash case (their counts still reach the store at the
+      // next flush); their positions stay past the segment's end, and a fresh segment follows.
+      for (const waiter of [...written, ...toSync]) waiter.reject(error as Error);
       this.rotate();
       return;
     }
     for (const waiter of written) waiter.resolve();
+    this.unsynced.push(...toSync);
+    if (this.bytes >= this.maxSegmentBytes) this.rotate();
     this.syncNow();
-    if (this.bytes >= this.maxSegmentBytes && !this.syncing) this.rotate();
   }
 
   /** One fdatasync at a time; the sync appends written before it started are settled by it. */
@@ -221,28 +241,35 @@ export class Spool {
     this.syncing = true;
     const waiters = this.unsynced;
     this.unsynced = [];
-    const fd = this.fd;
-    fdatasync(fd, (error) => {
+    fdatasync(this.fd, (error) => {
       this.syncing = false;
       this.counters.syncs++;
       for (const waiter of waiters) (error ? waiter.reject(error) : waiter.resolve());
-      if (this.closed) return;
-      if (this.bytes >= this.maxSegmentBytes) this.rotate();
-      this.syncNow();
+      // Segments rotated while this sync ran are closed only now (their fd was still in use).
+      for (const fd of this.retired.splice(0)) closeSync(fd);
+      if (!this.closed) this.syncNow();
     });
   }
 
+  /** Closes the segment (its sync appends settled by one last fdatasync) and opens the next. */
   private rotate(): void {
     const fd = this.fd;
     if (fd === undefined) return;
     this.fd = undefined;
+    let failure: Error | undefined;
     try {
       fdatasyncSync(fd);
-    } catch {
-      // Nothing waits on this sync: sync appends were settled by their own fdatasync.
+    } catch (error) {
+      failure = error as Error;
     }
-    closeSync(fd);
-    this.openSegment(this.segment + 1);
+    for (const waiter of this.unsynced.splice(0)) (failure ? waiter.reject(failure) : waiter.resolve());
+    if (this.syncing) this.retired.push(fd);
+    else closeSync(fd);
+    try {
+      this.openSegment(this.segment + 1);
+    } catch {
+      // append opens one before its line counts, or fails.
+    }
   }
 
   /** Deletes the segments wholly before `position`: the store holds their facts. */
@@ -266,6 +293,7 @@ export class Spool {
       this.fd = undefined;
     }
     for (const waiter of this.unsynced.splice(0)) waiter.resolve();
+    for (const fd of this.retired.splice(0)) closeSync(fd);
     rmSync(join(this.dir, "lock"), { force: true });
   }
 
