@@ -252,11 +252,12 @@ export class Exchange {
         if (bidder.breaker !== undefined && !bidder.breaker.allow()) continue;
         const ms = bidder.config.timeout_ms !== undefined ? Math.min(budget, bidder.config.timeout_ms) : budget;
         const all = imps.length === request.imp.length;
-        // Bidders sent the same imps with the same budget share one request object and one body.
+        // Bidders sent the same imps with the same budget share one body; `sent` is what their
+        // answers are checked against (the cross-checks read id, imp and cur, not tmax).
         const bodyKey = `${all ? "*" : imps.map((imp) => imp.id).join("\u0000")}|${ms}`;
         let shared = bodies.get(bodyKey);
         if (shared === undefined) {
-          const sent: BidRequest = all ? { ...request, tmax: ms } : { ...request, imp: imps as BidRequest["imp"], tmax: ms };
+          const sent: BidRequest = all ? request : { ...request, imp: imps as BidRequest["imp"] };
           // Encoded once: undici would otherwise encode a string body again for every bidder.
           shared = { sent, body: Buffer.from(forwardedBody(request, all ? undefined : imps, ms)) };
           bodies.set(bodyKey, shared);

@@ -124,16 +124,6 @@ export class FactAggregator {
     return this.spool.append(line, event.sync === true);
   }
 
-  /** Adds counts to a supply key (one event; see record). */
-  supply(key: SupplyKey, counts: FactCounts, id = this.supplyId(key)): Promise<void> {
-    return this.record([{ side: "supply", key, id, counts }]);
-  }
-
-  /** Adds counts to a demand key (one event; see record). */
-  demand(key: DemandKey, counts: FactCounts, id = this.demandId(key)): Promise<void> {
-    return this.record([{ side: "demand", key, id, counts }]);
-  }
-
   /**
    * Adds a spool line read back after a crash to the aggregate (not to the spool again).
    * Returns its billing token, if any; throws a TypeError for a line of another shape.

@@ -20,16 +20,23 @@ function aggregator(sink: { ingest(f: Iterable<Fact>): Promise<number> }, flushM
   return a;
 }
 
+/** One event adding `counts` to one key. */
+function add(agg: FactAggregator, side: "supply" | "demand", key: Record<string, unknown>, counts: FactIncrement["counts"]) {
+  return side === "supply"
+    ? agg.record([{ side, key: key as typeof supplyKey, id: agg.supplyId(key as typeof supplyKey), counts }])
+    : agg.record([{ side, key: key as typeof demandKey, id: agg.demandId(key as typeof demandKey), counts }]);
+}
+
 describe("fact aggregator", () => {
   test("adds counts per key and writes one fact per key", async () => {
     const sink = memorySink();
     const agg = aggregator(sink);
-    agg.supply(supplyKey, { request: 1 });
-    agg.supply(supplyKey, { request: 1, response: 1 });
-    agg.supply({ ...supplyKey, placement_id: "other" }, { request: 1 });
-    agg.demand(demandKey, { request: 1 });
-    agg.supply(supplyKey, { impression: 1, cpmMicros: 1_510_000 });
-    agg.demand(demandKey, { response: 1, impression: 1, cpmMicros: 1_510_000 });
+    add(agg, "supply", supplyKey, { request: 1 });
+    add(agg, "supply", supplyKey, { request: 1, response: 1 });
+    add(agg, "supply", { ...supplyKey, placement_id: "other" }, { request: 1 });
+    add(agg, "demand", demandKey, { request: 1 });
+    add(agg, "supply", supplyKey, { impression: 1, cpmMicros: 1_510_000 });
+    add(agg, "demand", demandKey, { response: 1, impression: 1, cpmMicros: 1_510_000 });
     expect(await agg.flush()).toBe(3);
     expect(sink.facts).toContainEqual({ side: "supply", ...supplyKey, request: 2, response: 1, impression: 1, revenue: 0.00151 });
     expect(sink.facts).toContainEqual({ side: "demand", ...demandKey, request: 1, response: 1, impression: 1, revenue: 0.00151 });
@@ -40,14 +47,14 @@ describe("fact aggregator", () => {
   test("flushes on its timer", async () => {
     const sink = memorySink();
     const agg = aggregator(sink, 20);
-    agg.demand(demandKey, { request: 1 });
+    add(agg, "demand", demandKey, { request: 1 });
     await waitFor(() => sink.facts.length === 1, 2000, "timer flush");
   });
 
   test("close flushes what is pending", async () => {
     const sink = memorySink();
     const agg = new FactAggregator({ sink, flushMs: 60_000 });
-    agg.demand(demandKey, { request: 3 });
+    add(agg, "demand", demandKey, { request: 3 });
     await agg.close();
     expect(sink.facts).toEqual([{ side: "demand", ...demandKey, request: 3, response: 0, impression: 0, revenue: 0 }]);
   });
@@ -57,9 +64,9 @@ describe("fact aggregator", () => {
     let fail = true;
     const flaky = { ingest: async (facts: Iterable<Fact>) => (fail ? Promise.reject(new Error("store down")) : sink.ingest(facts)) };
     const agg = aggregator(flaky);
-    agg.demand(demandKey, { request: 1 });
+    add(agg, "demand", demandKey, { request: 1 });
     expect(await agg.flush()).toBe(0);
-    agg.demand(demandKey, { request: 1 });
+    add(agg, "demand", demandKey, { request: 1 });
     fail = false;
     expect(await agg.flush()).toBe(1);
     expect(sink.facts[0].request).toBe(2);
@@ -77,9 +84,9 @@ describe("fact aggregator", () => {
       },
     };
     const agg = aggregator(picky);
-    agg.supply({ ...supplyKey, placement_id: "" }, { request: 1 });
-    agg.supply(supplyKey, { request: 1 });
-    agg.demand(demandKey, { request: 1 });
+    add(agg, "supply", { ...supplyKey, placement_id: "" }, { request: 1 });
+    add(agg, "supply", supplyKey, { request: 1 });
+    add(agg, "demand", demandKey, { request: 1 });
     expect(await agg.flush()).toBe(2);
     expect(agg.stats().factsDropped).toBe(1);
   });
