@@ -20,7 +20,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { performance } from "node:perf_hooks";
+import { monitorEventLoopDelay, performance, type IntervalHistogram } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { Pool } from "undici";
 import { buildApp, serverLimits } from "../service/app.js";
@@ -133,6 +133,9 @@ async function server(endpoints: string[]): Promise<void> {
   await app.listen({ host: "127.0.0.1", port: 0 });
   const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
   const started = performance.now();
+  // Event-loop delay of the server: a stall here and not in the load generator is the server's own.
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
   const samples: RssSample[] = [];
   const sample = () => {
     const m = process.memoryUsage();
@@ -151,7 +154,7 @@ async function server(endpoints: string[]): Promise<void> {
       gc?.();
       gc?.();
       const afterGc = process.memoryUsage();
-      process.send!({ stats: handle.stats(), samples, afterGc: { rss: afterGc.rss, heapUsed: afterGc.heapUsed, gc: gc !== undefined } });
+      process.send!({ stats: handle.stats(), samples, afterGc: { rss: afterGc.rss, heapUsed: afterGc.heapUsed, gc: gc !== undefined }, loopDelay: delays(loopDelay) });
     }
   });
   process.on("disconnect", async () => {
@@ -222,7 +225,14 @@ const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const day = (offsetDays: number) => new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
 
+/** p99 and max of an event-loop delay histogram, in milliseconds. */
+function delays(histogram: IntervalHistogram): { p99: number; max: number } {
+  return { p99: histogram.percentile(99) / 1e6, max: histogram.max / 1e6 };
+}
+
 async function main(): Promise<void> {
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
   const seconds = Math.min(MAX_SECONDS, Math.max(1, Number(process.env.SOAK_SECONDS ?? 60)));
   const rate = Math.max(1, Number(process.env.SOAK_RATE ?? 100));
   const rates: Record<Exclude<Kind, "billing">, number> = { auction: rate, "report-supply": 2, "report-demand": 1 };
@@ -323,7 +333,8 @@ async function main(): Promise<void> {
     body: JSON.stringify({ ...window, metrics: ["request", "response", "impression"], dimensions: [] }),
   });
   const totals = JSON.parse(await report.body.text()).data?.data?.[0] ?? { request: 0, response: 0, impression: 0 };
-  const { stats, samples, afterGc } = await ask<{ stats: any; samples: RssSample[]; afterGc: { rss: number; heapUsed: number; gc: boolean } }>(serverProcess, { cmd: "stats" }, "stats");
+  const { stats, samples, afterGc, loopDelay: serverDelay } = await ask<{ stats: any; samples: RssSample[]; afterGc: { rss: number; heapUsed: number; gc: boolean }; loopDelay: { p99: number; max: number } }>(serverProcess, { cmd: "stats" }, "stats");
+  const generatorDelay = delays(loopDelay);
   const { stats: bidderStats } = await ask<{ stats: any }>(bidderProcess, { stats: true }, "stats");
   await pool.close();
   serverProcess.disconnect();
@@ -349,6 +360,7 @@ async function main(): Promise<void> {
     `faults injected by dsp-faulty: ${injectedTotal} of ${bidderStats.faulty.calls} calls ${JSON.stringify(bidderStats.faulty.injected)}`,
     `faults counted by the exchange for dsp-faulty: ${JSON.stringify(exchangeFaults)}; circuit ${JSON.stringify(stats.circuits?.["dsp-faulty"])}`,
     `exchange: ${stats.auctions} auctions, ${stats.answered} answered 200, ${stats.noBid} no-bid 204, late in handler (> tmax + 10 ms) ${stats.late}, billing ${JSON.stringify(stats.billing)}`,
+    `event-loop delay, p99 / max: server ${serverDelay.p99.toFixed(0)} / ${serverDelay.max.toFixed(0)} ms, load generator ${generatorDelay.p99.toFixed(0)} / ${generatorDelay.max.toFixed(0)} ms (a stall in both is the machine's, in the server alone the server's)`,
     `spool: ${stats.spool ? `${stats.spool.appended} lines in ${stats.spool.writes} writes (group commit), ${stats.spool.syncs} fdatasyncs, ${stats.spool.failures} failures; spool failures counted by the exchange ${stats.spoolFailures}` : "none"}`,
     `reference bidders (requests received): ${JSON.stringify(bidderStats.reference)}`,
     `circuits: ${Object.entries(stats.circuits ?? {}).map(([id, c]: [string, any]) => `${id} opened ${c.opened}, skipped ${c.skipped}`).join("; ")}`,
