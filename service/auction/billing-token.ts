@@ -83,11 +83,17 @@ export function verifyBillingToken(token: unknown, secret: Buffer, now: number):
   return { ok: true, claims };
 }
 
+const dateHour = /^\d{4}-\d{2}-\d{2}T\d{2}:00:00$/;
+const count = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0;
+
+/** The claims' shape, values included: even a token signed with the key must make a fact the store takes. */
 function isClaims(c: any): c is BillingClaims {
   return (
-    typeof c === "object" && c !== null &&
+    typeof c === "object" && c !== null && !Array.isArray(c) &&
     ["jti", "aid", "iid", "bdr", "seat", "cur", "dh", "pub", "app", "plc", "cty"].every((k) => typeof c[k] === "string") &&
-    ["px", "fmt", "plt", "exp"].every((k) => Number.isFinite(c[k])) &&
+    ["px", "fmt", "plt"].every((k) => count(c[k])) &&
+    Number.isFinite(c.exp) &&
+    dateHour.test(c.dh) &&
     (c.burl === undefined || typeof c.burl === "string")
   );
 }

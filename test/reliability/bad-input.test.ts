@@ -21,6 +21,7 @@ import fc from "fast-check";
 import type { FastifyInstance } from "fastify";
 import { reportStatusMessage, validators } from "../../generated/index.js";
 import { buildApp } from "../../service/app.js";
+import { signBillingToken, type BillingClaims } from "../../service/auction/billing-token.js";
 import { registerExchange, type ExchangeHandle } from "../../service/auction/index.js";
 import { openStore } from "../../service/store/index.js";
 import type { Account, Fact, ReportStore } from "../../service/store/store.js";
@@ -31,7 +32,8 @@ const AUCTION = "/openrtb2/auction";
 const BODY_LIMIT = 1024 * 1024;
 
 /** Runs per endpoint (each ≥ 10,000 in total). */
-const RUNS = { mixed: 9_400, credentials: 300, oversized: 300, filters: 400 } as const;
+const RUNS = { mixed: 9_400, credentials: 300, oversized: 300, filters: 400, billing: 10_000 } as const;
+const BILLING_SECRET = Buffer.from("bad-input-test-secret-0123456789abcdef");
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures: an in-memory store with facts whose strings are hostile, two publishers, one bidder.
@@ -111,7 +113,7 @@ beforeAll(async () => {
       exchange = registerExchange(instance, {
         bidders: [{ id: "dsp-1", endpoint: `http://127.0.0.1:${port}/bid`, seat: "seat-1" }],
         sink: { ingest: async () => 0 },
-        billingSecret: Buffer.from("bad-input-test-secret-0123456789abcdef"),
+        billingSecret: BILLING_SECRET,
         publicUrl: "http://exchange.test",
       });
     },
@@ -643,3 +645,70 @@ describe("POST /openrtb2/auction: bad requests are 400 in the auction's own form
     expect(report.status.code).toBe(0);
   });
 });
+
+describe("GET /events/billing: bad tokens are 403 in the exchange's own form, and count nothing", () => {
+  const claims: BillingClaims = { jti: "t-1", aid: "a-1", iid: "1", bdr: "dsp-1", seat: "seat-1", px: 1_510_000, cur: "USD", dh: "2026-11-23T10:00:00", pub: "pub-1", app: "com.example", plc: "p-1", fmt: 1, plt: 2, cty: "USA", exp: Date.now() + 3_600_000 };
+  const genuine = signBillingToken(claims, BILLING_SECRET);
+  const [body, signature] = genuine.split(".");
+  const b64 = (value: unknown) => Buffer.from(typeof value === "string" ? value : JSON.stringify(value)).toString("base64url");
+  /** Every byte percent-encoded (encodeURIComponent refuses lone surrogates, which the generators make). */
+  const percent = (text: string) => [...Buffer.from(text)].map((byte) => `%${byte.toString(16).padStart(2, "0")}`).join("");
+  const flip = (text: string, i: number) => text.slice(0, i) + (text[i] === "A" ? "B" : "A") + text.slice(i + 1);
+  /** Claims with one field of the wrong type or value (as a key holder could mint by mistake). */
+  const badClaims = fc.oneof(
+    fc.constantFrom(...Object.keys(claims)).chain((key) =>
+      (key === "exp" ? otherThan("number") : ["px", "fmt", "plt"].includes(key) ? otherThan("integer") : otherThan("string")).map((value) => ({ ...claims, [key]: value })),
+    ),
+    fc.constantFrom({ ...claims, px: -1 }, { ...claims, px: 1.5 }, { ...claims, fmt: -2 }, { ...claims, dh: "2026-11-23T10:30:00" }, { ...claims, dh: "yesterday" }, { ...claims, exp: "never" }, [claims], null, "claims", 42),
+    fc.constantFrom("jti", "px", "dh", "exp", "bdr").map((key) => Object.fromEntries(Object.entries(claims).filter(([k]) => k !== key))),
+  );
+  /** A token query (the value as sent, URL-encoded where it needs to be), and what it is. */
+  const badQuery: fc.Arbitrary<{ query: string; what: string; expired?: boolean }> = fc.oneof(
+    anyString.map((t) => ({ query: `token=${percent(t)}`, what: "random text" })),
+    fc.tuple(fc.base64String({ maxLength: 80 }), fc.base64String({ maxLength: 60 })).map(([a, b]) => ({ query: `token=${percent(`${a}.${b}`)}`, what: "base64 junk" })),
+    fc.nat(genuine.length - 1).filter((i) => genuine[i] !== ".").map((i) => ({ query: `token=${flip(genuine, i)}`, what: `genuine token, character ${i} changed` })),
+    fc.integer({ min: 0, max: 5_000_000_000 }).map((px) => ({ query: `token=${b64({ ...claims, px })}.${signature}`, what: "claims changed, signature kept" })),
+    fc.string({ minLength: 8, maxLength: 40 }).map((key) => ({ query: `token=${signBillingToken(claims, Buffer.from(key))}`, what: "signed with another key" })),
+    // signBillingToken signs whatever it is given: a well-signed token whose claims are bad.
+    badClaims.map((c) => ({ query: `token=${signBillingToken(c as BillingClaims, BILLING_SECRET)}`, what: `well signed, bad claims ${JSON.stringify(c)?.slice(0, 80)}` })),
+    fc.integer({ min: 0, max: Date.now() }).map((exp) => ({ query: `token=${signBillingToken({ ...claims, exp }, BILLING_SECRET)}`, what: "expired", expired: true })),
+    fc.constantFrom(
+      { query: "", what: "no token" },
+      { query: "token=", what: "empty token" },
+      { query: `token=${genuine}&token=${genuine}`, what: "token given twice" },
+      { query: `token[]=${genuine}`, what: "token as an array parameter" },
+      { query: `token=${body}`, what: "no signature" },
+      { query: `token=${body}.${signature}.${signature}`, what: "two dots" },
+      { query: `token=%FF%FE${body}.${signature}`, what: "non-UTF-8 bytes" },
+      { query: `token=${"A".repeat(15_000)}.${signature}`, what: "a 15 KB token" },
+      { query: `token=${genuine}%00`, what: "a NUL after the token" },
+      { query: "__proto__[token]=1&constructor[prototype][token]=1", what: "prototype keys" },
+    ),
+  );
+  it(`${RUNS.billing} generated bad billing calls → 403 billing-token-invalid or -expired; nothing recorded; never a 5xx`, async () => {
+    const before = exchange.stats().billing.recorded;
+    await fc.assert(
+      fc.asyncProperty(badQuery, async ({ query, what, expired }) => {
+        const response = await app.inject({ method: "GET", url: `/events/billing?${query}` });
+        expect(response.statusCode, `${what}: ${response.body.slice(0, 200)}`).toBe(403);
+        const errors = JSON.parse(response.body).errors;
+        expect(errors, what).toHaveLength(1);
+        expect(errors[0].rule, what).toBe(expired ? "billing-token-expired" : "billing-token-invalid");
+        expect(errors[0].path).toBe("/token");
+        prototypeIntact();
+      }),
+      { numRuns: RUNS.billing },
+    );
+    expect(exchange.stats().billing.recorded).toBe(before);
+  });
+
+  it("the genuine token still counts, once", async () => {
+    const before = exchange.stats().billing;
+    expect((await app.inject({ url: `/events/billing?token=${genuine}` })).statusCode).toBe(204);
+    expect((await app.inject({ url: `/events/billing?token=${genuine}` })).statusCode).toBe(204);
+    const after = exchange.stats().billing;
+    expect(after.recorded - before.recorded).toBe(1);
+    expect(after.duplicate - before.duplicate).toBe(1);
+  });
+});
+
