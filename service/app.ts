@@ -65,10 +65,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (status === 415) return reply.code(400).send({ errors: [{ path: "", rule: "json", message: error.message }] });
     return reply.code(status).send({ errors: [{ path: "", rule: "http", message: error.message }] });
   });
-  // Fastify's own 404 logs and echoes the raw URL, secrets in its query string included.
+  // Fastify's own 404 logs and echoes the raw URL, secrets in its query string included; and a
+  // wrong method or path of a report interface is still answered in that interface's envelope.
   app.setNotFoundHandler(async (request, reply) => {
     const route = `${request.method} ${redactUrl(request.url)}`;
     request.log.info({ route }, "no such route");
+    if (request.url.startsWith("/api/report/")) return reply.code(404).send(errorEnvelope(-2, `no route ${route}`));
     return reply.code(404).send({ errors: [{ path: "", rule: "http", message: `no route ${route}` }] });
   });
   const reportOptions = { store: options.store, authThrottle: createAuthThrottle(), now: options.now };

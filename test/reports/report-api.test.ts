@@ -199,6 +199,17 @@ describe("status codes and precedence", () => {
     await broken.close();
   });
 
+  it("a method or path the report interfaces do not serve is HTTP 404 with the envelope (-2), the credential not echoed", async () => {
+    for (const [method, url] of [["GET", "/api/report/v1?x-authorization=secret-1"], ["PUT", "/api/report/demand_report_v2"], ["POST", "/api/report/v2"]] as const) {
+      const response = await app.inject({ method, url });
+      expect(response.statusCode).toBe(404);
+      const body = response.json();
+      expect(body.status).toMatchObject({ code: -2, msg: "invalid params." });
+      expect(body.data).toBeNull();
+      expect(response.body).not.toContain("secret-1");
+    }
+  });
+
   it("revoked accounts are -3", async () => {
     const account = await store.createAccount({ side: "demand", bidder_id: "dsp-1" });
     await store.revokeAccount(account.userid);
