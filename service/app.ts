@@ -23,6 +23,9 @@ export interface AppOptions {
   extend?: (app: FastifyInstance) => Promise<void> | void;
 }
 
+/** The report interfaces' paths share this prefix: their errors, even a refused body or an unknown route, take the envelope. */
+const isReportRoute = (url: string) => url.startsWith("/api/report/");
+
 /** Server limits, documented in the README: body 1 MiB, headers 16 KiB, 30 s per request. */
 export const serverLimits = { bodyLimit: 1024 * 1024, maxHeaderSize: 16 * 1024, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 65_000 };
 
@@ -48,7 +51,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setErrorHandler(async (error: Error & { statusCode?: number }, request, reply) => {
     const status = (error as { statusCode?: number }).statusCode ?? 500;
     if (status >= 500) request.log.error({ err: error }, "unhandled error");
-    if (request.url.startsWith("/api/report/")) {
+    if (isReportRoute(request.url)) {
       if (status >= 500) return reply.code(200).send(errorEnvelope(-1, `internal error; request id ${request.id}`));
       // Fastify refused the body before the route ran (size, media type): credentials still come first (-3 before -2).
       const side = request.url.startsWith("/api/report/v1") ? "supply" : "demand";
@@ -70,7 +73,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setNotFoundHandler(async (request, reply) => {
     const route = `${request.method} ${redactUrl(request.url)}`;
     request.log.info({ route }, "no such route");
-    if (request.url.startsWith("/api/report/")) return reply.code(404).send(errorEnvelope(-2, `no route ${route}`));
+    if (isReportRoute(request.url)) return reply.code(404).send(errorEnvelope(-2, `no route ${route}`));
     return reply.code(404).send({ errors: [{ path: "", rule: "http", message: `no route ${route}` }] });
   });
   const reportOptions = { store: options.store, authThrottle: createAuthThrottle(), now: options.now };
