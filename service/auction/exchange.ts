@@ -563,8 +563,7 @@ export class Exchange {
     let skipped = 0;
     for (const { record, position } of this.spool.replay(parsePosition(state.position))) {
       try {
-        const token = this.facts.replay(record);
-        if (token !== undefined) this.seenTokens.set(token.id, token.expiresAt);
+        for (const token of this.facts.replay(record)) this.seenTokens.set(token.id, token.expiresAt);
         replayed++;
       } catch (error) {
         skipped++;

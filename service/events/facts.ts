@@ -3,13 +3,15 @@
  * billing events add counts to an in-memory aggregate keyed by the fact's key; a timer (and
  * close) hands the aggregate to the sink in one `ingest` call.
  *
- * With a spool (service/events/spool.ts), each event is also appended to it as one line, in
- * the same synchronous step as it joins the aggregate, and every flush hands the store the
- * spool position it covers and the billing tokens it counts, written with the facts. After a
- * crash the exchange reads the store's checkpoint and `replay`s the lines after it.
+ * With a spool (service/events/spool.ts), each event is also added to the spool's line of the
+ * current turn, in the same synchronous step as it joins the aggregate: the events of one turn of
+ * the event loop share one line (their increments summed per key, their billing tokens listed),
+ * written before any of them is answered. Every flush hands the store the spool position it
+ * covers and the billing tokens it counts, written with the facts. After a crash the exchange
+ * reads the store's checkpoint and `replay`s the lines after it.
  */
 import type { CountedBillingToken, DemandFact, Fact, IngestOptions, ReportStore, SupplyFact } from "../store/store.js";
-import { formatPosition, type Spool, type SpoolPosition } from "./spool.js";
+import { formatPosition, LineBuilder, type Spool, type SpoolPosition } from "./spool.js";
 
 export type { CountedBillingToken, DemandFact, Fact, SupplyFact };
 
@@ -77,10 +79,25 @@ const done = Promise.resolve();
 /** A spool line's increment: ["s", date_hour, publisher, bundle, placement, format, platform, country, request, response, impression, cpmMicros] or ["d", date_hour, bidder, format, platform, …counts]. */
 type SpooledIncrement = (string | number)[];
 
+/**
+ * The spool line of the current turn, until the spool writes it: `f` the increments of its
+ * events summed per aggregate id, `ts` their billing tokens as [id, expiresAt]. (Lines of
+ * earlier versions held one event each, its token as `t`; replay reads both.)
+ */
+interface TurnLine {
+  increments: Map<string, SpooledIncrement>;
+  tokens: [string, number][];
+  written: Promise<void>;
+}
+/** Index of the first count in a spooled increment, by side. */
+const COUNTS_AT = { supply: 8, demand: 5 } as const;
+
 /** Adds counts up per fact key and flushes them to the sink every `flushMs` and on close. */
 export class FactAggregator {
   private pending = new Map<string, Entry>();
   private pendingTokens: CountedBillingToken[] = [];
+  /** The spool line events of this turn join; sealed when the spool writes it or a flush takes a checkpoint. */
+  private turnLine: TurnLine | undefined;
   private readonly sink: FactSink;
   private readonly spool: Spool | undefined;
   /** The spool's checkpoint name in the store: one per spool, so exchange nodes sharing a store keep their own. */
@@ -111,36 +128,68 @@ export class FactAggregator {
   }
 
   /**
-   * Records one event: its increments join the aggregate and, with a spool, are appended to it
-   * as one line. The promise settles when the line is written (on disk with `sync`); without a
-   * spool it is already resolved. It rejects when the spool fails (the counts stay aggregated).
+   * Records one event: its increments join the aggregate and, with a spool, the line of this
+   * turn. The promise settles when that line is written (on disk with `sync`); without a spool
+   * it is already resolved. It rejects when the spool fails (the counts stay aggregated).
    */
   record(increments: readonly FactIncrement[], event: EventOptions = {}): Promise<void> {
     for (const increment of increments) this.add(increment.id, increment.side, increment.key, increment.counts);
     if (event.billingToken) this.pendingTokens.push(event.billingToken);
     if (this.spool === undefined) return done;
-    const line: { f: SpooledIncrement[]; t?: [string, number] } = { f: increments.map(spooled) };
-    if (event.billingToken) line.t = [event.billingToken.id, event.billingToken.expiresAt];
-    return this.spool.append(line, event.sync === true);
+    const line = (this.turnLine ??= this.openTurnLine(this.spool));
+    for (const increment of increments) {
+      const counts = increment.counts;
+      let spooledIncrement = line.increments.get(increment.id);
+      if (spooledIncrement === undefined) line.increments.set(increment.id, (spooledIncrement = spooled(increment)));
+      else {
+        const at = COUNTS_AT[increment.side];
+        (spooledIncrement[at] as number) += counts.request ?? 0;
+        (spooledIncrement[at + 1] as number) += counts.response ?? 0;
+        (spooledIncrement[at + 2] as number) += counts.impression ?? 0;
+        (spooledIncrement[at + 3] as number) += counts.cpmMicros ?? 0;
+      }
+    }
+    if (event.billingToken) line.tokens.push([event.billingToken.id, event.billingToken.expiresAt]);
+    // A sync event also waits for its own line: durable() alone would not see a line the spool refused.
+    return event.sync === true ? Promise.all([line.written, this.spool.durable()]).then(noop) : line.written;
+  }
+
+  /** Appends the turn's line to the spool; it is built, and sealed, when the spool writes it. */
+  private openTurnLine(spool: Spool): TurnLine {
+    const line: TurnLine = { increments: new Map(), tokens: [], written: done };
+    const seal = () => {
+      if (this.turnLine === line) this.turnLine = undefined;
+    };
+    line.written = spool.append(
+      new LineBuilder(() => {
+        seal();
+        return line.tokens.length > 0 ? { f: [...line.increments.values()], ts: line.tokens } : { f: [...line.increments.values()] };
+      }),
+    );
+    // A line the spool refused is never written: the next event starts another (the refusal reaches every caller of this one).
+    line.written.catch(seal);
+    return line;
   }
 
   /**
    * Adds a spool line read back after a crash to the aggregate (not to the spool again).
-   * Returns its billing token, if any; throws a TypeError for a line of another shape.
+   * Returns its billing tokens; throws a TypeError for a line of another shape.
    */
-  replay(line: unknown): CountedBillingToken | undefined {
-    const { f, t } = (line ?? {}) as { f?: unknown; t?: unknown };
+  replay(line: unknown): CountedBillingToken[] {
+    const { f, t, ts } = (line ?? {}) as { f?: unknown; t?: unknown; ts?: unknown };
     if (!Array.isArray(f)) throw new TypeError("spool line without increments");
-    for (const item of f) {
-      const increment = unspooled(item);
+    const pairs = ts !== undefined ? ts : t !== undefined ? [t] : [];
+    if (!Array.isArray(pairs) || !pairs.every((p) => Array.isArray(p) && typeof p[0] === "string" && typeof p[1] === "number")) {
+      throw new TypeError("spool line with a malformed billing token");
+    }
+    const increments = f.map(unspooled);
+    for (const increment of increments) {
       const id = increment.side === "supply" ? this.supplyId(increment.key) : this.demandId(increment.key);
       this.add(id, increment.side, increment.key, increment.counts);
     }
-    if (t === undefined) return undefined;
-    if (!Array.isArray(t) || typeof t[0] !== "string" || typeof t[1] !== "number") throw new TypeError("spool line with a malformed billing token");
-    const token = { id: t[0], expiresAt: t[1] };
-    this.pendingTokens.push(token);
-    return token;
+    const tokens = (pairs as [string, number][]).map(([id, expiresAt]) => ({ id, expiresAt }));
+    this.pendingTokens.push(...tokens);
+    return tokens;
   }
 
   private add(id: string, side: Entry["side"], key: SupplyKey | DemandKey, counts: FactCounts): void {
@@ -164,7 +213,9 @@ export class FactAggregator {
     if (this.pending.size === 0) return 0;
     const batch = this.pending;
     const tokens = this.pendingTokens;
-    // Every spool line before this position has its counts in `batch`: it is what the store will cover.
+    // Every spool line before this position has its counts in `batch`: it is what the store will
+    // cover. The turn's line is among them, so later events of this turn start a new one.
+    this.turnLine = undefined;
     const position = this.spool?.position;
     this.pending = new Map();
     this.pendingTokens = [];

@@ -1,7 +1,7 @@
 /**
- * The exchange's write-ahead spool. Every auction and every billing event appends one line (the
- * fact increments it adds, and a billing event's token id) before its HTTP answer goes out, so
- * that a crash — a kill -9 at any moment — loses nothing that was answered. The report store
+ * The exchange's write-ahead spool. Every auction and every billing event is in a line (the
+ * fact increments it adds, and a billing event's token id) written before its HTTP answer goes
+ * out, so that a crash — a kill -9 at any moment — loses nothing that was answered. The report store
  * keeps, in the same transaction as each flush of facts, the spool position that flush covers
  * (its checkpoint); at start the exchange replays the lines after the checkpoint, so every line
  * counts exactly once (service/events/facts.ts, service/auction/exchange.ts).
@@ -15,7 +15,8 @@
  * Group commit: the lines appended during one turn of the event loop go out in one write(2),
  * after which the process may die without losing them. An append that asks for `sync` (billing)
  * also waits for an fdatasync, shared by every such append written before it started, so it
- * survives the machine too.
+ * survives the machine too. A line can also be appended as a function that builds its record
+ * at that write: events of one turn then share one line (service/events/facts.ts).
  */
 import { closeSync, fdatasync, fdatasyncSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { randomBytes } from "node:crypto";
@@ -68,6 +69,17 @@ function alive(pid: number): boolean {
   }
 }
 
+/** A spool line: the CRC-32 of the JSON in hex, a space, the JSON, a newline. */
+function line(record: unknown): string {
+  const json = JSON.stringify(record);
+  return `${crc32(json).toString(16).padStart(8, "0")} ${json}\n`;
+}
+
+/** A line whose record is built when the line is written (Spool.append). */
+export class LineBuilder {
+  constructor(readonly build: () => unknown) {}
+}
+
 /** An open spool folder: replay what is there, then append. */
 export class Spool {
   readonly dir: string;
@@ -77,8 +89,8 @@ export class Spool {
   private segment = 0;
   private lines = 0;
   private bytes = 0;
-  /** Lines appended and not written yet, with their waiters (plain and sync). */
-  private pending: string[] = [];
+  /** Lines appended and not written yet (text, or a builder of the record), with their waiters (plain and sync). */
+  private pending: (string | (() => unknown))[] = [];
   private pendingWaiters: Waiter[] = [];
   private pendingSyncWaiters: Waiter[] = [];
   /** Sync appends already written, waiting for the next fdatasync. */
@@ -178,6 +190,8 @@ export class Spool {
   /**
    * Appends one record. The promise resolves once the line is written (the process may die),
    * with `sync` once it is also on disk (the machine may die); it rejects when the write fails.
+   * A `LineBuilder` is called at the write instead, and its record written: until then the
+   * caller may still add to what it will return.
    */
   append(record: unknown, sync = false): Promise<void> {
     if (this.closed || !this.started) return Promise.reject(new Error(this.closed ? "spool closed" : "spool not started"));
@@ -190,9 +204,25 @@ export class Spool {
         return Promise.reject(error);
       }
     }
-    const json = JSON.stringify(record);
-    this.pending.push(`${crc32(json).toString(16).padStart(8, "0")} ${json}\n`);
+    this.pending.push(record instanceof LineBuilder ? record.build : line(record));
     this.counters.appended++;
+    return this.waitForCommit(sync);
+  }
+
+  /**
+   * Resolves once every line appended so far is on disk (written, then fdatasync'd); rejects
+   * when that fails. For an event that joined a line appended earlier in the turn.
+   */
+  durable(): Promise<void> {
+    if (this.closed || !this.started) return Promise.reject(new Error(this.closed ? "spool closed" : "spool not started"));
+    if (this.pending.length > 0) return this.waitForCommit(true);
+    // Everything is written: wait for an fdatasync that starts after this call.
+    const done = new Promise<void>((resolve, reject) => this.unsynced.push({ resolve, reject }));
+    this.syncNow();
+    return done;
+  }
+
+  private waitForCommit(sync: boolean): Promise<void> {
     const done = new Promise<void>((resolve, reject) => (sync ? this.pendingSyncWaiters : this.pendingWaiters).push({ resolve, reject }));
     if (!this.scheduled) {
       this.scheduled = true;
@@ -209,7 +239,9 @@ export class Spool {
   private commit(): void {
     this.scheduled = false;
     if (this.pending.length === 0) return;
-    const data = Buffer.from(this.pending.join(""));
+    let text = "";
+    for (const entry of this.pending) text += typeof entry === "string" ? entry : line(entry());
+    const data = Buffer.from(text);
     const count = this.pending.length;
     const written = this.pendingWaiters;
     const toSync = this.pendingSyncWaiters;

@@ -4,7 +4,7 @@ import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFi
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { formatPosition, parsePosition, Spool, SpoolLockedError } from "../../service/events/spool.js";
+import { formatPosition, LineBuilder, parsePosition, Spool, SpoolLockedError } from "../../service/events/spool.js";
 
 let dir: string;
 const open: Spool[] = [];
@@ -41,6 +41,30 @@ describe("spool", () => {
     const replayed = await reopenAndReplay(s);
     expect(replayed.map((r) => r.record)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
     expect(replayed.map((r) => formatPosition(r.position))).toEqual(["1:1", "1:2", "1:3"]);
+  });
+
+  it("builds a LineBuilder's record when it writes the line; durable() waits for an fdatasync of every line so far", async () => {
+    const s = spool();
+    s.start();
+    const items: number[] = [];
+    const written = s.append(new LineBuilder(() => ({ items: [...items] })));
+    items.push(1, 2);
+    const onDisk = s.durable();
+    items.push(3); // still before the write: part of the line
+    await Promise.all([written, onDisk]);
+    expect(s.stats()).toMatchObject({ appended: 1, writes: 1, syncs: 1 });
+    items.push(4); // after the write: not
+    await s.durable(); // nothing pending: a new fdatasync of what is written
+    expect(s.stats()).toMatchObject({ writes: 1, syncs: 2 });
+    expect((await reopenAndReplay(s)).map((r) => r.record)).toEqual([{ items: [1, 2, 3] }]);
+  });
+
+  it("refuses durable() before start and after close", async () => {
+    const s = spool();
+    await expect(s.durable()).rejects.toThrow("spool not started");
+    s.start();
+    await s.close();
+    await expect(s.durable()).rejects.toThrow("spool closed");
   });
 
   it("replays only what comes after a position, across segments; a start opens a new segment", async () => {
