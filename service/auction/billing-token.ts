@@ -3,7 +3,7 @@
  * to record the impression and call the bidder's burl, signed so that nobody else can mint one.
  * Form: base64url(JSON payload) + "." + base64url(HMAC-SHA256(secret, first part)).
  */
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from "node:crypto";
 
 /** What a billing token carries. */
 export interface BillingClaims {
@@ -47,8 +47,20 @@ export function newTokenId(): string {
   return `${idPrefix}${(++idCounter).toString(36)}`;
 }
 
+// The secret as a KeyObject, made once per secret: createHmac would import a Buffer key on every call.
+let lastSecret: Buffer | undefined;
+let lastKey: KeyObject | undefined;
+function keyOf(secret: Buffer): KeyObject {
+  if (secret !== lastSecret) {
+    lastKey = createSecretKey(secret);
+    lastSecret = secret;
+  }
+  return lastKey!;
+}
+
+/** HMAC-SHA256 of a token's first part (base64url text, so latin1 is its exact encoding). */
 function sign(secret: Buffer, body: string): Buffer {
-  return createHmac("sha256", secret).update(body).digest();
+  return createHmac("sha256", keyOf(secret)).update(body, "latin1").digest();
 }
 
 /** Signs claims into a token. */
