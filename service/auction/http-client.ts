@@ -205,17 +205,28 @@ export class HttpClient {
   get(url: URL, options: { readBody: boolean; timeoutMs: number }): PendingCall<GetResult> {
     let handler!: CappedBody;
     const result = new Promise<GetResult>((resolve, reject) => {
-      handler = new CappedBody(this.maxBodyBytes, options.readBody ? successWithBody : noBody, (ending) => ("error" in ending ? reject(ending.error) : resolve(ending)));
+      handler = this.dispatchGet(url, options.readBody, options.timeoutMs, (ending) => ("error" in ending ? reject(ending.error) : resolve(ending)));
     });
+    return { result, abort: (reason) => handler.abort(reason) };
+  }
+
+  /**
+   * GETs a URL without reading its body (win and billing notices): `onDone` is called once, with
+   * the status or the error (as `get` rejects), possibly before this returns. No promise per
+   * call: the exchange sends one notice per auction.
+   */
+  getStatus(url: URL, timeoutMs: number, onDone: (status: number, error?: unknown) => void): { abort(reason: string): void } {
+    return this.dispatchGet(url, false, timeoutMs, (ending) => ("error" in ending ? onDone(0, ending.error) : onDone(ending.status)));
+  }
+
+  private dispatchGet(url: URL, readBody: boolean, timeoutMs: number, finish: (ending: Ending) => void): CappedBody {
+    const handler = new CappedBody(this.maxBodyBytes, readBody ? successWithBody : noBody, finish);
     try {
-      this.agent.dispatch(
-        { origin: url.origin, path: url.pathname + url.search, method: "GET", headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs },
-        handler,
-      );
+      this.agent.dispatch({ origin: url.origin, path: url.pathname + url.search, method: "GET", headersTimeout: timeoutMs, bodyTimeout: timeoutMs }, handler);
     } catch (error) {
       handler.onResponseError(undefined as never, error as Error);
     }
-    return { result, abort: (reason) => handler.abort(reason) };
+    return handler;
   }
 
   /** Closes every pool and the agent: calls in flight get `graceMs` to finish, then are aborted. */

@@ -4,7 +4,7 @@
  * 429) is retried with exponential backoff a bounded number of times; nothing waits for it.
  */
 import type { EventLogger } from "../events/facts.js";
-import { CallAborted, type HttpClient, type PendingCall } from "./http-client.js";
+import { CallAborted, type HttpClient } from "./http-client.js";
 
 export type NoticeKind = "win" | "billing";
 
@@ -40,17 +40,31 @@ export function noticeUrl(text: string): URL | undefined {
 
 const retryable = (status: number) => status >= 500 || status === 429;
 
-/** Sends notices in the background and keeps track of them until they are done. */
+/** One notice until it is delivered or given up: its calls so far, and the call or retry timer it waits on. */
+interface Notice {
+  kind: NoticeKind;
+  url: URL;
+  context: object;
+  attempt: number;
+  call?: { abort(reason: string): void };
+  retry?: NodeJS.Timeout;
+}
+
+/**
+ * Sends notices in the background and keeps track of them until they are done. Callbacks, not
+ * an async function per notice: the exchange sends one per auction, and a promise chain per
+ * notice cost it more CPU than the HTTP call's own JavaScript (bench/auction.ts).
+ */
 export class NoticeSender {
   private readonly attempts: number;
   private readonly baseDelayMs: number;
   private readonly timeoutMs: number;
   private readonly maxPending: number;
-  private readonly inFlight = new Set<Promise<void>>();
-  /** Calls in flight: close() aborts them. */
-  private readonly calls = new Set<PendingCall<unknown>>();
+  /** Notices in flight or waiting for a retry. */
+  private readonly active = new Set<Notice>();
+  /** Called when the last active notice is done (close waits for it). */
+  private onIdle: (() => void)[] = [];
   private stopped = false;
-  private readonly wakers = new Set<() => void>();
   private readonly counters: Record<NoticeKind, KindCounters> = {
     win: { sent: 0, delivered: 0, retried: 0, failed: 0, dropped: 0 },
     billing: { sent: 0, delivered: 0, retried: 0, failed: 0, dropped: 0 },
@@ -77,59 +91,54 @@ export class NoticeSender {
       this.logger.warn({ ...context, kind, url: text }, "notice URL is not an absolute http(s) URL; not called");
       return;
     }
-    if (this.inFlight.size >= this.maxPending) {
+    if (this.active.size >= this.maxPending) {
       // Once per thousand drops: a dead notice endpoint must not flood the log either.
-      if (counters.dropped++ % 1000 === 0) this.logger.warn({ ...context, kind, pending: this.inFlight.size, dropped: counters.dropped }, "too many notices pending; dropped");
+      if (counters.dropped++ % 1000 === 0) this.logger.warn({ ...context, kind, pending: this.active.size, dropped: counters.dropped }, "too many notices pending; dropped");
       return;
     }
-    const task = this.deliver(kind, url, context).finally(() => this.inFlight.delete(task));
-    this.inFlight.add(task);
+    const notice: Notice = { kind, url, context, attempt: 0 };
+    if (this.stopped) return this.giveUp(notice, "the exchange is closing");
+    this.active.add(notice);
+    this.call(notice);
   }
 
-  private async deliver(kind: NoticeKind, url: URL, context: object): Promise<void> {
-    const counters = this.counters[kind];
-    let last = "";
-    for (let attempt = 1; attempt <= this.attempts; attempt++) {
-      if (attempt > 1) {
-        counters.retried++;
-        if (!(await this.sleep(this.baseDelayMs * 2 ** (attempt - 2)))) break;
-      }
-      if (this.stopped) break;
-      const call = this.http.get(url, { readBody: false, timeoutMs: this.timeoutMs });
-      this.calls.add(call);
-      try {
-        const { status } = await call.result;
-        if (status >= 200 && status < 300) {
-          counters.delivered++;
-          return;
-        }
-        last = `HTTP ${status}`;
-        if (!retryable(status)) break;
-      } catch (error) {
-        const code = (error as { code?: string }).code;
-        last = code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT" ? `no answer within ${this.timeoutMs} ms` : `${code ?? (error as Error).name}: ${(error as Error).message}`;
-      } finally {
-        this.calls.delete(call);
-      }
-    }
-    counters.failed++;
-    this.logger.warn({ ...context, kind, url: url.href, error: last }, "notice failed");
-  }
-
-  /** Waits `ms` unless the sender stops first; false when stopped. */
-  private sleep(ms: number): Promise<boolean> {
-    if (this.stopped) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        resolve(false);
-      };
-      const timer = setTimeout(() => {
-        this.wakers.delete(wake);
-        resolve(true);
-      }, ms);
-      this.wakers.add(wake);
+  private call(notice: Notice): void {
+    notice.attempt++;
+    notice.retry = undefined;
+    let ended = false;
+    const call = this.http.getStatus(notice.url, this.timeoutMs, (status, error) => {
+      ended = true;
+      notice.call = undefined;
+      this.callEnded(notice, status, error);
     });
+    if (!ended) notice.call = call;
+  }
+
+  private callEnded(notice: Notice, status: number, error: unknown): void {
+    if (error === undefined && status >= 200 && status < 300) {
+      this.counters[notice.kind].delivered++;
+      return this.done(notice);
+    }
+    let last: string;
+    if (error === undefined) last = `HTTP ${status}`;
+    else {
+      const code = (error as { code?: string }).code;
+      last = code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT" ? `no answer within ${this.timeoutMs} ms` : `${code ?? (error as Error).name}: ${(error as Error).message}`;
+    }
+    if ((error === undefined && !retryable(status)) || notice.attempt >= this.attempts || this.stopped) return this.giveUp(notice, last);
+    this.counters[notice.kind].retried++;
+    notice.retry = setTimeout(() => this.call(notice), this.baseDelayMs * 2 ** (notice.attempt - 1));
+  }
+
+  private giveUp(notice: Notice, last: string): void {
+    this.counters[notice.kind].failed++;
+    this.logger.warn({ ...notice.context, kind: notice.kind, url: notice.url.href, error: last }, "notice failed");
+    this.done(notice);
+  }
+
+  private done(notice: Notice): void {
+    this.active.delete(notice);
+    if (this.active.size === 0 && this.onIdle.length > 0) for (const resolve of this.onIdle.splice(0)) resolve();
   }
 
   /**
@@ -170,26 +179,32 @@ export class NoticeSender {
     }
   }
 
-  /** Waits up to `graceMs` for notices in flight, then abandons the rest. */
+  /** Waits up to `graceMs` for notices in flight or waiting for a retry, then abandons the rest. */
   async close(graceMs = 1000): Promise<void> {
-    if (this.inFlight.size > 0) {
+    if (this.active.size > 0) {
       let timer: NodeJS.Timeout | undefined;
-      const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
-      await Promise.race([Promise.allSettled([...this.inFlight]), grace]);
+      await new Promise<void>((resolve) => {
+        this.onIdle.push(resolve);
+        timer = setTimeout(resolve, graceMs);
+      });
       clearTimeout(timer);
+      this.onIdle = [];
     }
     this.stopped = true;
-    for (const wake of this.wakers) wake();
-    for (const call of this.calls) call.abort("the exchange is closing");
-    await Promise.allSettled([...this.inFlight]);
+    for (const notice of [...this.active]) {
+      if (notice.retry !== undefined) {
+        clearTimeout(notice.retry);
+        this.giveUp(notice, "the exchange is closing");
+      } else notice.call?.abort("the exchange is closing");
+    }
   }
 
-  /** Notices waiting or in flight. */
+  /** Notices in flight or waiting for a retry. */
   get pending(): number {
-    return this.inFlight.size;
+    return this.active.size;
   }
 
   stats(): Record<NoticeKind, KindCounters> & { pending: number } {
-    return { win: { ...this.counters.win }, billing: { ...this.counters.billing }, pending: this.inFlight.size };
+    return { win: { ...this.counters.win }, billing: { ...this.counters.billing }, pending: this.active.size };
   }
 }

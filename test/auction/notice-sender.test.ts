@@ -1,0 +1,109 @@
+/** service/auction/notices.ts NoticeSender: retries with backoff, give-ups, drops and close, on a scripted HTTP client. */
+import { describe, expect, test } from "vitest";
+import { CallAborted, type HttpClient } from "../../service/auction/http-client.js";
+import { NoticeSender } from "../../service/auction/notices.js";
+
+/** A scripted HttpClient.getStatus: each call takes the next outcome (a status, an error, or "hang"). */
+function scriptedHttp(outcomes: (number | Error | "hang" | "sync-error")[]) {
+  const calls: { url: string; at: number; aborted?: string }[] = [];
+  const http = {
+    getStatus(url: URL, _timeoutMs: number, onDone: (status: number, error?: unknown) => void) {
+      const call: { url: string; at: number; aborted?: string } = { url: url.href, at: Date.now() };
+      calls.push(call);
+      const outcome = outcomes.shift() ?? 204;
+      if (outcome === "sync-error") onDone(0, Object.assign(new Error("bad request"), { code: "UND_ERR_INVALID_ARG" }));
+      else if (outcome instanceof Error) setImmediate(() => onDone(0, outcome));
+      else if (outcome !== "hang") setImmediate(() => onDone(outcome));
+      return {
+        abort(reason: string) {
+          call.aborted = reason;
+          onDone(0, new CallAborted(reason));
+        },
+      };
+    },
+  };
+  return { http: http as unknown as HttpClient, calls };
+}
+
+function logger() {
+  const warnings: { obj: Record<string, unknown>; msg?: string }[] = [];
+  return { warnings, info() {}, error() {}, warn: (obj: object, msg?: string) => void warnings.push({ obj: obj as Record<string, unknown>, msg }) };
+}
+
+const until = async (condition: () => boolean) => {
+  for (let i = 0; i < 500 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 2));
+  expect(condition()).toBe(true);
+};
+
+describe("notice sender", () => {
+  test("a 2xx delivers; 5xx, 429 and network errors are retried with doubling delays, other statuses are not", async () => {
+    const { http, calls } = scriptedHttp([503, 429, 200, 404, Object.assign(new Error("reset"), { code: "ECONNRESET" }), 204]);
+    const log = logger();
+    const sender = new NoticeSender(http, log, { attempts: 3, baseDelayMs: 20 });
+    sender.send("win", "http://dsp.example/win?a=1", { auction: "a1" });
+    await until(() => sender.pending === 0);
+    expect(calls.map((c) => c.url)).toEqual(Array(3).fill("http://dsp.example/win?a=1"));
+    expect(calls[1].at - calls[0].at).toBeGreaterThanOrEqual(18);
+    expect(calls[2].at - calls[1].at).toBeGreaterThanOrEqual(38);
+    sender.send("billing", "http://dsp.example/bill", { auction: "a2" }); // 404: given up at once
+    sender.send("billing", "http://dsp.example/bill?2", { auction: "a3" }); // reset, then 204
+    await until(() => sender.pending === 0);
+    expect(sender.stats()).toEqual({
+      win: { sent: 1, delivered: 1, retried: 2, failed: 0, dropped: 0 },
+      billing: { sent: 2, delivered: 1, retried: 1, failed: 1, dropped: 0 },
+      pending: 0,
+    });
+    expect(log.warnings).toEqual([{ obj: { auction: "a2", kind: "billing", url: "http://dsp.example/bill", error: "HTTP 404" }, msg: "notice failed" }]);
+  });
+
+  test("a call that fails at once (before the request leaves) is retried like any other, and then given up", async () => {
+    const { http, calls } = scriptedHttp(["sync-error", "sync-error"]);
+    const log = logger();
+    const sender = new NoticeSender(http, log, { attempts: 2, baseDelayMs: 1 });
+    sender.send("win", "http://dsp.example/win", {});
+    await until(() => sender.pending === 0);
+    expect(calls).toHaveLength(2);
+    expect(sender.stats().win).toMatchObject({ retried: 1, failed: 1 });
+    expect(log.warnings[0].obj.error).toBe("UND_ERR_INVALID_ARG: bad request");
+  });
+
+  test("a URL that is not absolute http(s) is not called; past maxPending notices are dropped and counted", async () => {
+    const { http, calls } = scriptedHttp(["hang", "hang"]);
+    const sender = new NoticeSender(http, logger(), { maxPending: 2 });
+    sender.send("win", "ftp://dsp.example/win", {});
+    sender.send("win", "/relative", {});
+    for (let i = 0; i < 5; i++) sender.send("win", `http://dsp.example/win?${i}`, {});
+    expect(calls).toHaveLength(2);
+    expect(sender.stats().win).toEqual({ sent: 7, delivered: 0, retried: 0, failed: 2, dropped: 3 });
+    await sender.close(10);
+  });
+
+  test("close waits for notices in flight, then abandons the rest: calls aborted, retries not made", async () => {
+    const { http, calls } = scriptedHttp([503, "hang", 204]);
+    const sender = new NoticeSender(http, logger(), { attempts: 3, baseDelayMs: 10_000 });
+    sender.send("win", "http://dsp.example/retrying", {});
+    sender.send("win", "http://dsp.example/hanging", {});
+    sender.send("billing", "http://dsp.example/quick", {});
+    await until(() => sender.stats().win.retried === 1 && sender.stats().billing.delivered === 1);
+    const started = Date.now();
+    await sender.close(50);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(45);
+    expect(Date.now() - started).toBeLessThan(5_000); // the retry 10 s away is not waited for
+    expect(calls.find((c) => c.url.endsWith("/hanging"))?.aborted).toBe("the exchange is closing");
+    expect(calls.filter((c) => c.url.endsWith("/retrying"))).toHaveLength(1);
+    expect(sender.stats()).toMatchObject({ win: { sent: 2, delivered: 0, failed: 2 }, pending: 0 });
+    sender.send("win", "http://dsp.example/after-close", {});
+    expect(calls).toHaveLength(3);
+    expect(sender.stats().win.failed).toBe(3);
+  });
+
+  test("close returns as soon as the last notice is done", async () => {
+    const { http } = scriptedHttp([204]);
+    const sender = new NoticeSender(http, logger());
+    sender.send("win", "http://dsp.example/win", {});
+    const started = Date.now();
+    await sender.close(10_000);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(sender.stats().win.delivered).toBe(1);
+  });
+});
