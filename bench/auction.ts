@@ -11,6 +11,8 @@
  * weighs on both alike; rates, percentiles and CPU per request come from all rounds together.
  * On a machine whose cores are all busy, throughput follows the CPU that one request costs in
  * all three processes, so that is printed too: it says where the difference goes.
+ * A round of an exchange ends when its win notices in flight are done: the wait counts in its
+ * time and CPU (a notice deferred past the round is still the exchange's work).
  * Bounded: per payload 2 s warm-up per target, then `--rounds` × `--duration` s per target.
  * Run with `npx tsx bench/auction.ts` (`--duration S`, `--rounds N`, `--connections N`,
  * `--payloads banner,video`, `--targets bare,exchange,nospool`; ADXKIT_BENCH_CPU_PROF=DIR profiles the target).
@@ -113,8 +115,9 @@ async function target(endpoints: string[]): Promise<void> {
   const port = (app: typeof bare) => (app.server.address() as { port: number }).port;
   const [spooled, unspooled] = exchanges;
   process.send!({ exchange: `http://127.0.0.1:${port(spooled.app)}`, exchangeNoSpool: `http://127.0.0.1:${port(unspooled.app)}`, bare: `http://127.0.0.1:${port(bare)}` });
-  process.on("message", (message: { stats?: boolean; cpu?: boolean }) => {
+  process.on("message", (message: { stats?: boolean; cpu?: boolean; notices?: "exchange" | "nospool" }) => {
     if (message.stats) process.send!({ stats: spooled.handle.stats() });
+    if (message.notices) process.send!({ noticesPending: (message.notices === "exchange" ? spooled : unspooled).handle.stats().notices.pending });
     if (message.cpu) process.send!({ cpu: process.cpuUsage() });
   });
   process.on("disconnect", async () => {
@@ -230,6 +233,26 @@ async function main(): Promise<void> {
     const own = process.cpuUsage();
     return { target, bidders, load: own.user + own.system };
   };
+  /**
+   * Win notices still in flight when the load stops are the exchange's work of that round: wait
+   * for them (bounded), and count the wait in the round's time and CPU. Returns the milliseconds waited.
+   */
+  const noticesDrained = async (key: "exchange" | "nospool"): Promise<number> => {
+    const start = Date.now();
+    for (;;) {
+      targetProcess.send({ notices: key });
+      const pending: number = await new Promise((resolve) => {
+        const listener = (m: any) => {
+          if (m.noticesPending === undefined) return;
+          targetProcess.off("message", listener);
+          resolve(m.noticesPending);
+        };
+        targetProcess.on("message", listener);
+      });
+      if (pending === 0 || Date.now() - start > 10_000) return Date.now() - start;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  };
   const header = ["payload", "target", "req/s", "p50 ms", "p99 ms", "max ms", "tmax", "late > tmax+10", "errors", "CPU µs/req: target", "bidders", "load gen", "all", "vs bare"];
   const rows: string[][] = [header];
   try {
@@ -245,10 +268,11 @@ async function main(): Promise<void> {
       const results = new Map(all.map(([name]) => [name, emptyRow()]));
       for (const [, url] of all) await load(url, body, 2, connections, Infinity); // warm-up: JIT, keep-alive pools
       for (let round = 0; round < rounds; round++) {
-        for (const [name, url] of all) {
+        for (const [name, url, key] of all) {
           const row = results.get(name)!;
           const before = await cpuNow();
           await load(url, body, seconds, connections, tmax + 10, row);
+          if (key !== "bare") row.seconds += (await noticesDrained(key)) / 1000;
           const after = await cpuNow();
           row.cpu.target += after.target - before.target;
           row.cpu.bidders += after.bidders - before.bidders;
