@@ -174,9 +174,11 @@ interface Row {
   failed: number;
   /** CPU microseconds spent by each process while this target was loaded. */
   cpu: { target: number; bidders: number; load: number };
+  /** Answers per second of each round (a round of bare and the same round of the exchange ran minutes apart at most). */
+  roundRates: number[];
 }
 
-const emptyRow = (): Row => ({ seconds: 0, answered: 0, latencies: [], late: 0, failed: 0, cpu: { target: 0, bidders: 0, load: 0 } });
+const emptyRow = (): Row => ({ seconds: 0, answered: 0, latencies: [], late: 0, failed: 0, cpu: { target: 0, bidders: 0, load: 0 }, roundRates: [] });
 
 /** Loads one URL for `seconds` and adds what it saw to `row` (when given; warm-up passes none). */
 function load(url: string, body: string, seconds: number, connections: number, lateAfterMs: number, row?: Row): Promise<void> {
@@ -253,7 +255,7 @@ async function main(): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
   };
-  const header = ["payload", "target", "req/s", "p50 ms", "p99 ms", "max ms", "tmax", "late > tmax+10", "errors", "CPU µs/req: target", "bidders", "load gen", "all", "vs bare"];
+  const header = ["payload", "target", "req/s", "p50 ms", "p99 ms", "max ms", "tmax", "late > tmax+10", "errors", "CPU µs/req: target", "bidders", "load gen", "all", "vs bare", "per round: median (min–max)"];
   const rows: string[][] = [header];
   try {
     for (const kind of kinds) {
@@ -271,8 +273,10 @@ async function main(): Promise<void> {
         for (const [name, url, key] of all) {
           const row = results.get(name)!;
           const before = await cpuNow();
+          const [answeredBefore, secondsBefore] = [row.answered, row.seconds];
           await load(url, body, seconds, connections, tmax + 10, row);
           if (key !== "bare") row.seconds += (await noticesDrained(key)) / 1000;
+          row.roundRates.push((row.answered - answeredBefore) / (row.seconds - secondsBefore));
           const after = await cpuNow();
           row.cpu.target += after.target - before.target;
           row.cpu.bidders += after.bidders - before.bidders;
@@ -286,10 +290,13 @@ async function main(): Promise<void> {
         const per = (us: number) => (r.answered > 0 ? us / r.answered : NaN);
         const total = per(r.cpu.target + r.cpu.bidders + r.cpu.load);
         const ratio = name !== "bare fan-out" && bare ? `${((rps / (bare.answered / bare.seconds)) * 100).toFixed(0)}%` : "";
+        // The ratio of each round to the bare round just before it: how much the machine's mood moved it.
+        const perRound = name !== "bare fan-out" && bare ? r.roundRates.map((rate, i) => (rate / bare.roundRates[i]) * 100).sort((x, y) => x - y) : [];
+        const roundRatios = perRound.length > 0 ? `${quantile(perRound, 0.5).toFixed(0)}% (${perRound[0].toFixed(0)}–${perRound[perRound.length - 1].toFixed(0)})` : "";
         rows.push([
           kind, name, rps.toFixed(0), ms(quantile(sorted, 0.5)), ms(quantile(sorted, 0.99)), ms(sorted[sorted.length - 1]), String(tmax),
           name !== "bare fan-out" ? String(r.late) : "-", String(r.failed),
-          per(r.cpu.target).toFixed(0), per(r.cpu.bidders).toFixed(0), per(r.cpu.load).toFixed(0), total.toFixed(0), ratio,
+          per(r.cpu.target).toFixed(0), per(r.cpu.bidders).toFixed(0), per(r.cpu.load).toFixed(0), total.toFixed(0), ratio, roundRatios,
         ]);
       }
     }

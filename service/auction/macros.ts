@@ -39,9 +39,11 @@ const MACRO_START = "${AUCTION_";
 export function replaceMacros(text: string, values: MacroValues): string {
   if (!text.includes(MACRO_START)) return text;
   const template = compile(text);
-  let out = template[0] as string;
-  for (let i = 1; i < template.length; i += 2) out += (values[template[i] as keyof MacroValues] ?? "") + (template[i + 1] as string);
-  return out;
+  // Joined, not concatenated: join makes one flat string, while `+=` makes a rope that
+  // JSON.stringify of the bid response walks on a slow path (twice the cost for a 4.6 KB VAST document).
+  const parts = template.slice();
+  for (let i = 1; i < parts.length; i += 2) parts[i] = values[template[i] as keyof MacroValues] ?? "";
+  return parts.join("");
 }
 
 /** Text split at its macros: literal, field, literal, field, …, literal. Markup repeats across auctions: cached. */
