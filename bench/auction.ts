@@ -312,7 +312,7 @@ async function main(): Promise<void> {
     process.stdout.write(
       `\nCPU µs/req: CPU time of each process while that target was loaded, per answered request; "all" is what one request costs the machine.\n` +
         `"exchange" runs as adxkit serve does, with its write-ahead spool (service/events/spool.ts) on this machine's disk; "no spool" is the same exchange without it.\n` +
-        `exchange: spool ${JSON.stringify(stats.spool)}\n` +
+        `exchange: spool ${JSON.stringify(stats.spool)}, for ${stats.facts.events} events\n` +
         `exchange: ${stats.auctions} auctions, ${stats.noBid} no-bid, late (handler) ${stats.late}; win notices ${JSON.stringify(stats.notices.win)}\n${faults.join("\n")}\n`,
     );
   } finally {

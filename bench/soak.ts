@@ -361,7 +361,7 @@ async function main(): Promise<void> {
     `faults counted by the exchange for dsp-faulty: ${JSON.stringify(exchangeFaults)}; circuit ${JSON.stringify(stats.circuits?.["dsp-faulty"])}`,
     `exchange: ${stats.auctions} auctions, ${stats.answered} answered 200, ${stats.noBid} no-bid 204, late in handler (> tmax + 10 ms) ${stats.late}, billing ${JSON.stringify(stats.billing)}`,
     `event-loop delay, p99 / max: server ${serverDelay.p99.toFixed(0)} / ${serverDelay.max.toFixed(0)} ms, load generator ${generatorDelay.p99.toFixed(0)} / ${generatorDelay.max.toFixed(0)} ms (a stall in both is the machine's, in the server alone the server's)`,
-    `spool: ${stats.spool ? `${stats.spool.appended} lines in ${stats.spool.writes} writes (group commit), ${stats.spool.syncs} fdatasyncs, ${stats.spool.failures} failures; spool failures counted by the exchange ${stats.spoolFailures}` : "none"}`,
+    `spool: ${stats.spool ? `${stats.facts.events} events in ${stats.spool.appended} lines, ${stats.spool.writes} writes (group commit: one line per event-loop turn), ${stats.spool.syncs} fdatasyncs, ${stats.spool.failures} failures; spool failures counted by the exchange ${stats.spoolFailures}` : "none"}`,
     `reference bidders (requests received): ${JSON.stringify(bidderStats.reference)}`,
     `circuits: ${Object.entries(stats.circuits ?? {}).map(([id, c]: [string, any]) => `${id} opened ${c.opened}, skipped ${c.skipped}`).join("; ")}`,
     `client: dropped before sending (over ${MAX_IN_FLIGHT} in flight) ${droppedByClient}, still in flight at the end ${stillInFlight}`,

@@ -106,7 +106,7 @@ export class FactAggregator {
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<number> | undefined;
   private closed = false;
-  private counters = { flushes: 0, factsWritten: 0, failedFlushes: 0, factsDropped: 0 };
+  private counters = { events: 0, flushes: 0, factsWritten: 0, failedFlushes: 0, factsDropped: 0 };
 
   constructor(options: FactAggregatorOptions) {
     this.sink = options.sink;
@@ -133,6 +133,7 @@ export class FactAggregator {
    * it is already resolved. It rejects when the spool fails (the counts stay aggregated).
    */
   record(increments: readonly FactIncrement[], event: EventOptions = {}): Promise<void> {
+    this.counters.events++;
     for (const increment of increments) this.add(increment.id, increment.side, increment.key, increment.counts);
     if (event.billingToken) this.pendingTokens.push(event.billingToken);
     if (this.spool === undefined) return done;
@@ -275,8 +276,8 @@ export class FactAggregator {
     await this.flush();
   }
 
-  /** Counters, and how many keys wait for the next flush. */
-  stats(): { pendingKeys: number; flushes: number; factsWritten: number; failedFlushes: number; factsDropped: number } {
+  /** Counters (events recorded, flushes, facts written, failed and dropped), and how many keys wait for the next flush. */
+  stats(): { pendingKeys: number; events: number; flushes: number; factsWritten: number; failedFlushes: number; factsDropped: number } {
     return { pendingKeys: this.pending.size, ...this.counters };
   }
 }

@@ -179,6 +179,7 @@ describe("fact aggregator with a spool", () => {
     );
     await Promise.all(answered);
     expect(spool.stats()).toMatchObject({ appended: 1, writes: 1 });
+    expect(agg.stats().events).toBe(50);
     await spool.close();
     const lines = [...Spool.open(spool.dir).replay()].map((r) => r.record);
     expect(lines).toEqual([
