@@ -4,7 +4,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, describe, expect, test } from "vitest";
 import { FactAggregator, type Fact, type FactIncrement } from "../../service/events/facts.js";
-import { Spool } from "../../service/events/spool.js";
+import { parsePosition, Spool } from "../../service/events/spool.js";
 import { FactError } from "../../service/store/errors.js";
 import { memorySink, waitFor } from "../auction/helpers.js";
 
@@ -113,6 +113,23 @@ describe("fact aggregator with a spool", () => {
   // The aggregate id is the key's: filled in the way the exchange does.
   const withIds = (agg: FactAggregator, list: FactIncrement[]) =>
     list.map((i) => ({ ...i, id: i.side === "supply" ? agg.supplyId(i.key) : agg.demandId(i.key) }) as FactIncrement);
+  /** A new spool folder, started, and an aggregator writing to it and to a memory store. */
+  function spooledAggregator() {
+    const dir = mkdtempSync(join(tmpdir(), "adxkit-facts-"));
+    const spool = startedSpool(dir);
+    spool.start();
+    const store = memorySink();
+    return { dir, spool, store, agg: new FactAggregator({ sink: store, flushMs: 60_000, spool }) };
+  }
+  /** What a restart rebuilds: the spool's lines after `after` replayed into a fresh aggregator, flushed. */
+  async function replayed(dir: string, after?: { segment: number; line: number }) {
+    const store = memorySink();
+    const again = new FactAggregator({ sink: store, flushMs: 60_000 });
+    const tokens = [];
+    for (const { record } of Spool.open(dir).replay(after)) tokens.push(...again.replay(record));
+    await again.close();
+    return { facts: store.facts, tokens };
+  }
 
   test("an event alone in its turn is one spool line; a flush hands the store its checkpoint and billing tokens, then releases old segments", async () => {
     const spool = startedSpool();
@@ -141,24 +158,16 @@ describe("fact aggregator with a spool", () => {
     });
     await fc.assert(
       fc.asyncProperty(fc.array(event, { minLength: 1, maxLength: 25 }), async (events) => {
-        const dir = mkdtempSync(join(tmpdir(), "adxkit-facts-"));
-        const spool = startedSpool(dir);
-        spool.start();
-        const original = memorySink();
-        const agg = new FactAggregator({ sink: original, flushMs: 60_000, spool });
+        const { dir, spool, store: original, agg } = spooledAggregator();
         for (const e of events) {
           const list = e.increments.map(([side, counts, name]) => increment(side, counts, side === "supply" ? { placement_id: name } : { bidder_id: name }));
           await agg.record(withIds(agg, list), { billingToken: e.token === undefined ? undefined : { id: e.token, expiresAt: 1 } });
         }
         await spool.close();
-        const replayed = memorySink();
-        const again = new FactAggregator({ sink: replayed, flushMs: 60_000 });
-        const tokens = [];
-        for (const { record } of Spool.open(dir).replay()) tokens.push(...again.replay(record));
+        const { facts, tokens } = await replayed(dir);
         await agg.close();
-        await again.close();
         const order = (facts: Fact[]) => [...facts].sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y)));
-        expect(order(replayed.facts)).toEqual(order(original.facts));
+        expect(order(facts)).toEqual(order(original.facts));
         expect(tokens).toEqual(events.filter((e) => e.token !== undefined).map((e) => ({ id: e.token, expiresAt: 1 })));
       }),
       { numRuns: 40 },
@@ -200,11 +209,7 @@ describe("fact aggregator with a spool", () => {
     );
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 30 }), async (steps) => {
-        const dir = mkdtempSync(join(tmpdir(), "adxkit-facts-"));
-        const spool = startedSpool(dir);
-        spool.start();
-        const store = memorySink();
-        const agg = new FactAggregator({ sink: store, flushMs: 60_000, spool });
+        const { dir, spool, store, agg } = spooledAggregator();
         const expected = new Map<string, number>();
         const pending: Promise<unknown>[] = [];
         steps.forEach((s, n) => {
@@ -217,14 +222,8 @@ describe("fact aggregator with a spool", () => {
         await Promise.all(pending);
         // The crash: the spool's lines are on disk, what was not flushed is lost with the process.
         await spool.close();
-        const recovered = memorySink();
-        const again = new FactAggregator({ sink: recovered, flushMs: 60_000 });
         const checkpoint = store.checkpoints.get(agg.checkpointName!);
-        const replayedTokens = [];
-        for (const { record } of Spool.open(dir).replay(checkpoint === undefined ? undefined : { segment: Number(checkpoint.split(":")[0]), line: Number(checkpoint.split(":")[1]) })) {
-          replayedTokens.push(...again.replay(record));
-        }
-        await again.close();
+        const recovered = await replayed(dir, parsePosition(checkpoint));
         const total = new Map<string, number>();
         for (const f of [...store.facts, ...recovered.facts]) {
           const name = `${f.side}/${f.side === "supply" ? f.placement_id : f.bidder_id}`;
@@ -233,7 +232,7 @@ describe("fact aggregator with a spool", () => {
         for (const [name, value] of expected) if (value === 0) expected.delete(name);
         for (const [name, value] of total) if (value === 0) total.delete(name);
         expect(total).toEqual(expected);
-        const tokenIds = [...store.billingTokens, ...replayedTokens].map((t) => t.id).sort();
+        const tokenIds = [...store.billingTokens, ...recovered.tokens].map((t) => t.id).sort();
         expect(tokenIds).toEqual(steps.flatMap((s, n) => ("flush" in s || !s.token ? [] : [`t${n}`])).sort());
         await agg.close();
       }),
