@@ -132,10 +132,7 @@ describe("fact aggregator with a spool", () => {
   }
 
   test("an event alone in its turn is one spool line; a flush hands the store its checkpoint and billing tokens, then releases old segments", async () => {
-    const spool = startedSpool();
-    spool.start();
-    const sink = memorySink();
-    const agg = new FactAggregator({ sink, flushMs: 60_000, spool });
+    const { spool, store: sink, agg } = spooledAggregator();
     open.push(agg);
     for (let n = 0; n < 20; n++) await agg.record(withIds(agg, [increment("supply", { request: 1 }), increment("demand", { request: 1 })]));
     await agg.record(withIds(agg, [increment("supply", { impression: 1, cpmMicros: 2_000_000 })]), { billingToken: { id: "tok-1", expiresAt: 9e12 }, sync: true });
@@ -175,10 +172,7 @@ describe("fact aggregator with a spool", () => {
   });
 
   test("events of one turn share one spool line, written before any of them is answered", async () => {
-    const spool = startedSpool();
-    spool.start();
-    const sink = memorySink();
-    const agg = new FactAggregator({ sink, flushMs: 60_000, spool });
+    const { spool, store: sink, agg } = spooledAggregator();
     open.push(agg);
     const answered = Array.from({ length: 50 }, (_, n) =>
       agg.record(withIds(agg, [increment("supply", { request: 1 }), increment("demand", { request: 1, response: n % 2 })]), {
