@@ -122,7 +122,15 @@ interface AuctionContext {
 const REQUEST: FactCounts = Object.freeze({ request: 1 });
 const RESPONSE: FactCounts = Object.freeze({ response: 1 });
 const noop = () => {};
-const endOfTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+/** Resolves at the end of this event-loop turn: one setImmediate shared by every auction answering in the turn. */
+let turnEnd: Promise<void> | undefined;
+const endOfTurn = () =>
+  (turnEnd ??= new Promise<void>((resolve) =>
+    setImmediate(() => {
+      turnEnd = undefined;
+      resolve();
+    }),
+  ));
 const silent: EventLogger = { info: noop, warn: noop, error: noop };
 const HOUR_MS = 3_600_000;
 const isObject = (v: unknown): v is Record<string, any> => typeof v === "object" && v !== null && !Array.isArray(v);
