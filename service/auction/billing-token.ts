@@ -81,8 +81,10 @@ export function verifyBillingToken(token: unknown, secret: Buffer, now: number):
   const body = token.slice(0, dot);
   const signature = token.slice(dot + 1);
   if (!base64url.test(body) || !base64url.test(signature)) return invalid("token is malformed");
-  const given = Buffer.from(signature, "base64url");
-  const expected = sign(secret, body);
+  // Compared as text: the last of 43 base64url characters carries 2 unused bits, so decoding
+  // would accept four spellings of one signature (a changed token that still passed).
+  const given = Buffer.from(signature, "latin1");
+  const expected = Buffer.from(sign(secret, body).toString("base64url"), "latin1");
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return invalid("token signature does not match");
   let claims: BillingClaims;
   try {

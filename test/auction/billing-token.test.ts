@@ -27,6 +27,16 @@ describe("billing token", () => {
     expect(verdict).toMatchObject({ ok: false, rule: "billing-token-invalid" });
   });
 
+  test("a signature spelled another way (its last character's 2 unused bits changed) is invalid", () => {
+    const token = signBillingToken(claims, secret);
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const last = alphabet.indexOf(token.at(-1)!);
+    const sameBytes = [1, 2, 3].map((bits) => token.slice(0, -1) + alphabet[last ^ bits]);
+    // Each decodes to the genuine signature's 32 bytes: only the text tells them apart.
+    for (const variant of sameBytes) expect(Buffer.from(variant.split(".")[1], "base64url")).toEqual(Buffer.from(token.split(".")[1], "base64url"));
+    for (const variant of sameBytes) expect(verifyBillingToken(variant, secret, 1_000)).toMatchObject({ ok: false, rule: "billing-token-invalid" });
+  });
+
   test("not a string", () => {
     expect(verifyBillingToken(["a", "b"], secret, 0)).toMatchObject({ ok: false, rule: "billing-token-invalid" });
     expect(verifyBillingToken(undefined, secret, 0)).toMatchObject({ ok: false, rule: "billing-token-invalid" });
