@@ -25,8 +25,8 @@ import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
 import Fastify from "fastify";
 import { Pool } from "undici";
-import type { Fact } from "../service/events/facts.js";
 import { loadCompiled } from "./compiled.js";
+import { benchBidders, countingSink } from "./exchange-fixtures.js";
 import { printTable } from "./table.js";
 
 // The exchange and the bidders run from dist/ (what users run): tsx's on-the-fly transform
@@ -54,7 +54,7 @@ const role = process.argv[2];
 /** Child: three reference bidders (~5 ms each), their endpoints sent to the parent. */
 async function bidders(): Promise<void> {
   const running = await Promise.all(
-    [1, 2, 3].map((n) => startBidder({ id: `bench-${n}`, seat: `seat-${n}`, price: [4 + n, 6 + n], latency: [4, 6], seed: n })),
+    benchBidders([4, 6]).map((options) => startBidder(options)),
   );
   process.send!({ endpoints: running.map((b) => b.endpoint) });
   process.on("message", (message: { cpu?: boolean }) => {
@@ -69,16 +69,7 @@ async function bidders(): Promise<void> {
  * the bare fan-out, each on its own port. The fact sink only counts: the store is not measured here.
  */
 async function target(endpoints: string[]): Promise<void> {
-  let facts = 0;
-  const sink = {
-    async ingest(batch: Iterable<Fact> | AsyncIterable<Fact>) {
-      for await (const _ of batch as AsyncIterable<Fact>) facts++;
-      return facts;
-    },
-    async recoveryState() {
-      return { billingTokens: [] };
-    },
-  };
+  const sink = countingSink();
   const spoolDir = mkdtempSync(join(tmpdir(), "adxkit-bench-spool-"));
   const exchanges = await Promise.all(
     [spoolDir, undefined].map(async (dir) => {
@@ -117,7 +108,10 @@ async function target(endpoints: string[]): Promise<void> {
   process.send!({ exchange: `http://127.0.0.1:${port(spooled.app)}`, exchangeNoSpool: `http://127.0.0.1:${port(unspooled.app)}`, bare: `http://127.0.0.1:${port(bare)}` });
   process.on("message", (message: { stats?: boolean; cpu?: boolean; notices?: "exchange" | "nospool" }) => {
     if (message.stats) process.send!({ stats: spooled.handle.stats() });
-    if (message.notices) process.send!({ noticesPending: (message.notices === "exchange" ? spooled : unspooled).handle.stats().notices.pending });
+    if (message.notices) {
+      const { notices } = (message.notices === "exchange" ? spooled : unspooled).handle.stats();
+      process.send!({ noticesPending: { pending: notices.pending, sent: notices.win.sent } });
+    }
     if (message.cpu) process.send!({ cpu: process.cpuUsage() });
   });
   process.on("disconnect", async () => {
@@ -237,13 +231,16 @@ async function main(): Promise<void> {
   };
   /**
    * Win notices still in flight when the load stops are the exchange's work of that round: wait
-   * for them (bounded), and count the wait in the round's time and CPU. Returns the milliseconds waited.
+   * for them (bounded), and count the wait in the round's time and CPU. Done when none is pending
+   * and none was sent since the last look (auctions still running when the load stopped send
+   * theirs late). Returns the milliseconds waited.
    */
   const noticesDrained = async (key: "exchange" | "nospool"): Promise<number> => {
     const start = Date.now();
+    let lastSent = -1;
     for (;;) {
       targetProcess.send({ notices: key });
-      const pending: number = await new Promise((resolve) => {
+      const { pending, sent }: { pending: number; sent: number } = await new Promise((resolve) => {
         const listener = (m: any) => {
           if (m.noticesPending === undefined) return;
           targetProcess.off("message", listener);
@@ -251,8 +248,9 @@ async function main(): Promise<void> {
         };
         targetProcess.on("message", listener);
       });
-      if (pending === 0 || Date.now() - start > 10_000) return Date.now() - start;
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      if ((pending === 0 && sent === lastSent) || Date.now() - start > 10_000) return Date.now() - start;
+      lastSent = sent;
+      await new Promise((resolve) => setTimeout(resolve, 20));
     }
   };
   const header = ["payload", "target", "req/s", "p50 ms", "p99 ms", "max ms", "tmax", "late > tmax+10", "errors", "CPU µs/req: target", "bidders", "load gen", "all", "vs bare", "per round: median (min–max)"];

@@ -15,8 +15,8 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Fact } from "../service/events/facts.js";
 import { loadCompiled } from "./compiled.js";
+import { benchBidders, countingSink } from "./exchange-fixtures.js";
 import { printTable } from "./table.js";
 
 const { Exchange } = await loadCompiled<typeof import("../service/auction/exchange.js")>("service/auction/exchange.js");
@@ -41,7 +41,7 @@ const CONCURRENCY = 50;
 
 /** Each bidder's answer to `text`, by origin: three reference bidders, as in bench/auction.ts. */
 async function capturedAnswers(text: string): Promise<Map<string, string>> {
-  const bidders = await Promise.all([1, 2, 3].map((n) => startBidder({ id: `bench-${n}`, seat: `seat-${n}`, price: [4 + n, 6 + n], seed: n })));
+  const bidders = await Promise.all(benchBidders().map((options) => startBidder(options)));
   try {
     const answers = new Map<string, string>();
     for (const bidder of bidders) {
@@ -56,16 +56,7 @@ async function capturedAnswers(text: string): Promise<Map<string, string>> {
 
 /** An exchange whose bid calls answer `answers` from memory and whose notices go nowhere; `run` does `auctions` auctions and returns CPU µs per auction. */
 async function workbench(text: string, answers: Map<string, string>, spoolDir: string | undefined) {
-  const sink = {
-    async ingest(batch: Iterable<Fact> | AsyncIterable<Fact>) {
-      let n = 0;
-      for await (const _ of batch as AsyncIterable<Fact>) n++;
-      return n;
-    },
-    async recoveryState() {
-      return { billingTokens: [] };
-    },
-  };
+  const sink = countingSink();
   const origins = [...answers.keys()];
   const exchange = new Exchange({
     bidders: origins.map((origin, i) => ({ id: `bench-${i + 1}`, endpoint: `${origin}/bid`, seat: `seat-${i + 1}` })),
