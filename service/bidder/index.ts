@@ -71,7 +71,9 @@ const RECENT = 1000;
 /** The bidder's behaviour and counters, independent of where it listens. */
 export class ReferenceBidder {
   private readonly random: Random;
-  private readonly counters: BidderStats = { requests: 0, invalidRequests: 0, bids: 0, noBids: 0, wins: 0, bills: 0, events: {}, winNotices: [], billNotices: [] };
+  private readonly counters: Omit<BidderStats, "winNotices" | "billNotices"> = { requests: 0, invalidRequests: 0, bids: 0, noBids: 0, wins: 0, bills: 0, events: {} };
+  private readonly recentWins = new Recent<NoticeRecord>(RECENT);
+  private readonly recentBills = new Recent<NoticeRecord>(RECENT);
   private readonly markups = new Map<string, string>();
   private readonly creatives = new Map<string, string>();
   private sequence = 0;
@@ -88,28 +90,29 @@ export class ReferenceBidder {
   /** Registers POST /bid (bidderPlugin) and GET /win, /bill, /event, /click on `app`. */
   async register(app: FastifyInstance): Promise<void> {
     await app.register(bidderPlugin, { handlers: { bid: (input) => this.bid(input) }, lenient: this.options.lenient, paths: { bid: "/bid" } });
-    app.get("/win", async (request, reply) => {
+    // Synchronous handlers, the query object kept as it is: a win notice comes with every
+    // auction won, and this is its whole cost on the bidder's side.
+    app.get("/win", (request, reply) => {
       const query = request.query as NoticeRecord;
       this.counters.wins++;
-      remember(this.counters.winNotices, query);
+      this.recentWins.push(query);
       const markup = query.bid !== undefined ? this.markups.get(query.bid) : undefined;
       if (markup !== undefined) {
         this.markups.delete(query.bid);
-        return reply.type(markup.startsWith("<?xml") ? "application/xml" : markup.startsWith("{") ? "application/json" : "text/html").send(markup);
-      }
-      return reply.code(204).send();
+        reply.type(markup.startsWith("<?xml") ? "application/xml" : markup.startsWith("{") ? "application/json" : "text/html").send(markup);
+      } else reply.code(204).send();
     });
-    app.get("/bill", async (request, reply) => {
+    app.get("/bill", (request, reply) => {
       this.counters.bills++;
-      remember(this.counters.billNotices, request.query as NoticeRecord);
-      return reply.code(204).send();
+      this.recentBills.push(request.query as NoticeRecord);
+      reply.code(204).send();
     });
-    const event = async (name: string, reply: { code(n: number): { send(): unknown } }) => {
+    const event = (name: string, reply: { code(n: number): { send(): unknown } }) => {
       this.counters.events[name] = (this.counters.events[name] ?? 0) + 1;
-      return reply.code(204).send();
+      reply.code(204).send();
     };
-    app.get("/event", async (request, reply) => event(String((request.query as NoticeRecord).e ?? "unknown"), reply));
-    app.get("/click", async (_request, reply) => event("click", reply));
+    app.get("/event", (request, reply) => event(String((request.query as NoticeRecord).e ?? "unknown"), reply));
+    app.get("/click", (_request, reply) => event("click", reply));
   }
 
   /** The bid operation: a bid per imp it fills, or 204. */
@@ -200,13 +203,26 @@ export class ReferenceBidder {
 
   stats(): BidderStats {
     const c = this.counters;
-    return { ...c, events: { ...c.events }, winNotices: [...c.winNotices], billNotices: [...c.billNotices] };
+    return { ...c, events: { ...c.events }, winNotices: this.recentWins.list(), billNotices: this.recentBills.list() };
   }
 }
 
-function remember(list: NoticeRecord[], record: NoticeRecord): void {
-  list.push({ ...record });
-  if (list.length > RECENT) list.shift();
+/** The last `capacity` items pushed, oldest first: a ring, so a push never moves the others. */
+class Recent<T> {
+  private readonly items: T[] = [];
+  private next = 0;
+
+  constructor(private readonly capacity: number) {}
+
+  push(item: T): void {
+    if (this.items.length < this.capacity) this.items.push(item);
+    else this.items[this.next] = item;
+    this.next = (this.next + 1) % this.capacity;
+  }
+
+  list(): T[] {
+    return this.items.length < this.capacity ? this.items.slice() : [...this.items.slice(this.next), ...this.items.slice(0, this.next)];
+  }
 }
 
 /** Starts a reference bidder on loopback (port 0 by default); resolves once it listens. */

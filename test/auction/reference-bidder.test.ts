@@ -145,6 +145,34 @@ describe("determinism", () => {
   });
 });
 
+describe("notice routes", () => {
+  test("stats keep the last 1000 win notices, oldest first, and count them all", async () => {
+    const b = await startBidder({ id: "ring" });
+    try {
+      // Keep-alive fetches, 1005 in batches: enough to wrap the ring of recent notices.
+      for (let start = 0; start < 1005; start += 50) {
+        await Promise.all(
+          Array.from({ length: Math.min(50, 1005 - start) }, async (_, i) => {
+            const res = await fetch(`${b.url}/win?bid=none&n=${start + i}`);
+            expect(res.status).toBe(204);
+          }),
+        );
+      }
+      const stats = b.stats();
+      expect(stats.wins).toBe(1005);
+      expect(stats.winNotices).toHaveLength(1000);
+      const order = stats.winNotices.map((n) => Number(n.n));
+      // Within a batch arrival order may differ; across the ring the oldest 5 are gone.
+      expect(new Set(order).size).toBe(1000);
+      expect(order.filter((n) => n < 50)).toHaveLength(45);
+      expect(order.slice(0, 45).every((n) => n < 50)).toBe(true);
+      expect(order.slice(-50).every((n) => n >= 955)).toBe(true);
+    } finally {
+      await b.close();
+    }
+  });
+});
+
 describe("with the exchange", () => {
   test("three reference bidders: auction, win notice and billing notice carry the clearing price", async () => {
     const bidders = await Promise.all([
