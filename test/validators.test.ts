@@ -39,7 +39,7 @@ const RESPONSE_REQUEST_FILE = join(FIXTURES, "bid-response", "request.json");
 const responseRequest: unknown = JSON.parse(readFileSync(RESPONSE_REQUEST_FILE, "utf8"));
 
 /** Rules that lenient mode reports as warnings (spec/errors.yaml: severity codelist or lenient-warning). */
-const LENIENT_RULES = ["codelist", "iab-category-exists", "native-request-object", "companionad-array"];
+const LENIENT_RULES = ["codelist", "iab-category-exists", "native-request-object", "native-markup-object", "companionad-array"];
 
 interface Fixture {
   kind: Kind;

@@ -343,6 +343,14 @@ export const namedRules: readonly { id: string; description: string; severity: "
     ]
   },
   {
+    "id": "native-markup-object",
+    "description": "A bid's adm is a JSON object instead of a string holding the markup: native markup sent as the object itself, a known deviation of some bidders. Rejected in strict mode; a warning in lenient mode, where the exchange serves the object's JSON text as the bid's markup.",
+    "severity": "lenient-warning",
+    "appliesTo": [
+      "bid-response"
+    ]
+  },
+  {
     "id": "companionad-array",
     "description": "video.companionad is the OpenRTB 2.1 object {\"banner\": [...]} instead of the 2.5 array of companion banners. Rejected in strict mode; a warning in lenient mode.",
     "severity": "lenient-warning",

@@ -210,7 +210,7 @@ export interface components {
             /** @description OpenRTB 2.5: loss notice URL, called when the bid is known to have lost; macros allowed. */
             lurl?: string;
             /** @description Ad markup when the bid wins; overrides the win notice when markup appears in both; macros allowed. Banner: an HTML snippet. Native: a JSON document carried as a string (a NativeResponse, possibly wrapped as {"native": {...}}). Video: a VAST XML document carried as a string. */
-            adm?: string;
+            adm?: string | Record<string, never>;
             /** @description OpenRTB 2.5: id of a preloaded ad to be served if the bid wins; source of the ${AUCTION_AD_ID} macro (interface document 2.7). */
             adid?: string;
             /** @description Advertiser domains for block-list checks; the exchange may mandate a single domain. */

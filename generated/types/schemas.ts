@@ -266,7 +266,9 @@ lurl?: string
 /**
  * Ad markup when the bid wins; overrides the win notice when markup appears in both; macros allowed. Banner: an HTML snippet. Native: a JSON document carried as a string (a NativeResponse, possibly wrapped as {"native": {...}}). Video: a VAST XML document carried as a string.
  */
-adm?: string
+adm?: (string | {
+[k: string]: unknown
+})
 /**
  * OpenRTB 2.5: id of a preloaded ad to be served if the bid wins; source of the ${AUCTION_AD_ID} macro (interface document 2.7).
  */

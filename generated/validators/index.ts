@@ -11,7 +11,7 @@ export type { ValidateOptions, ValidationIssue, ValidationResult } from "../../g
 export const keywordRules: Readonly<Record<string, string>> = {"type":"type","required":"required","minimum":"range","maximum":"range","exclusiveMinimum":"range","exclusiveMaximum":"range","multipleOf":"range","x-codelist":"codelist","enum":"enum","const":"enum","format":"format","pattern":"format","minLength":"length","maxLength":"length","minItems":"items","maxItems":"items","contains":"items","uniqueItems":"unique","minProperties":"properties","maxProperties":"properties","additionalProperties":"properties","dependentRequired":"properties","not":"schema","oneOf":"schema","anyOf":"schema","allOf":"schema","if":"schema","then":"schema","else":"schema"};
 
 /** Rules that lenient mode reports as warnings. */
-export const lenientRules: ReadonlySet<string> = new Set(["codelist","companionad-array","iab-category-exists","native-request-object"]);
+export const lenientRules: ReadonlySet<string> = new Set(["codelist","companionad-array","iab-category-exists","native-markup-object","native-request-object"]);
 
 const embedded = () => ({
   "native-request": validators["native-request"],
@@ -31,7 +31,7 @@ export const validators: Record<string, Validator> = {
   "bid-response": createValidator({
     fast: fast.bidResponse,
     diagnose: diagnose.bidResponse,
-    codeRules: ["bid-impid-exists","response-cur-allowed","response-id-matches"],
+    codeRules: ["bid-impid-exists","native-markup-object","response-cur-allowed","response-id-matches"],
     keywordRules,
     lenientRules,
     embedded,
@@ -100,7 +100,7 @@ export function isBidRequest(payload: unknown): payload is BidRequest {
 
 /**
  * Validates a BidResponse; given the request it answers, also applies the cross-checks
- * (bid-impid-exists, response-cur-allowed, response-id-matches).
+ * (bid-impid-exists, native-markup-object, response-cur-allowed, response-id-matches).
  */
 export function validateBidResponse(payload: unknown, request?: unknown, options?: ValidateOptions): ValidationResult {
   return validators["bid-response"](payload, request, options);

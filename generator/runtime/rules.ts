@@ -136,6 +136,20 @@ export const rules: Record<string, Rule> = {
     );
   },
 
+  "native-markup-object"(response, context) {
+    const seatbids = response.seatbid;
+    if (seatbids === undefined) return;
+    for (let s = 0; s < seatbids.length; s++) {
+      const bids = seatbids[s].bid;
+      for (let b = 0; b < bids.length; b++) {
+        // The schema allows only a string or an object here; an object is the known deviation.
+        if (typeof bids[b].adm === "object") {
+          context.report(pointer("", "seatbid", s, "bid", b, "adm"), "native-markup-object", "adm must be a string holding the markup, not a JSON object");
+        }
+      }
+    }
+  },
+
   "response-cur-allowed"(response, context) {
     if (!context.request) return;
     const allowed: string[] = Array.isArray(context.request.cur) && context.request.cur.length > 0 ? context.request.cur : ["USD"];

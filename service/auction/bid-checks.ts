@@ -60,8 +60,14 @@ export function isDomainBlocked(domain: string, badv: readonly string[]): boolea
   return badv.some((b) => d === b || d.endsWith("." + b));
 }
 
+/**
+ * A bid whose markup, when it has one, is text: the exchange turns an adm sent as a JSON object
+ * (accepted in lenient mode only, rule native-markup-object) into its JSON text first.
+ */
+export type TextMarkupBid = Bid & { adm?: string };
+
 /** The first reason to reject a bid that passed schema validation, or undefined when it may compete. */
-export function checkBid(bid: Bid, priceMicros: number, imp: ImpRules, request: RequestRules): Rejection | undefined {
+export function checkBid(bid: TextMarkupBid, priceMicros: number, imp: ImpRules, request: RequestRules): Rejection | undefined {
   if (priceMicros < imp.floorMicros) return { reason: "below-floor", detail: `price ${bid.price} is below the floor ${imp.floorMicros / 1e6}` };
   if (request.badv && bid.adomain) {
     const domain = bid.adomain.find((d) => isDomainBlocked(d, request.badv!));

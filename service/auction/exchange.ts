@@ -12,7 +12,7 @@ import { adFormatOf, adFormatsOffered, dateHourOf, requestDimensions, type Reque
 import { FactAggregator, type DemandKey, type EventLogger, type FactCounts, type FactIncrement, type FactSink, type SupplyKey } from "../events/facts.js";
 import { parsePosition, Spool } from "../events/spool.js";
 import { newTokenId, signBillingToken, verifyBillingToken, type BillingClaims } from "./billing-token.js";
-import { checkBid, describe, impRules, requestRules, type ImpRules, type Rejection, type RequestRules } from "./bid-checks.js";
+import { checkBid, describe, impRules, requestRules, type ImpRules, type Rejection, type RequestRules, type TextMarkupBid } from "./bid-checks.js";
 import type { BidderConfig } from "./bidders.js";
 import { CircuitBreaker, type CircuitBreakerOptions, type CircuitSnapshot } from "./circuit-breaker.js";
 import { clearingPrice } from "./clearing.js";
@@ -79,7 +79,7 @@ interface BidderRuntime {
 
 interface Candidate {
   bidder: BidderRuntime;
-  bid: Bid;
+  bid: TextMarkupBid;
   seat: string;
   priceMicros: number;
   currency: string;
@@ -378,10 +378,12 @@ export class Exchange {
         if (problem === undefined && valid.adm === undefined && valid.nurl === undefined) {
           problem = { reason: "markup-mismatch", detail: "bid has neither adm nor nurl: no markup to serve" };
         }
-        problem ??= checkBid(valid, priceMicros, slot!.rules, context.rules);
+        // Reached with an object adm only in lenient mode (strict mode rejected it: native-markup-object).
+        if (problem === undefined && typeof valid.adm === "object") valid.adm = JSON.stringify(valid.adm);
+        problem ??= checkBid(valid as TextMarkupBid, priceMicros, slot!.rules, context.rules);
         if (problem !== undefined) return this.rejectBid(context, bidder, problem, isObject(bid) ? bid.id : undefined, isObject(bid) ? bid.impid : undefined);
         bidder.counters.validBids++;
-        slot!.candidates.push({ bidder, bid: valid, seat: seatId, priceMicros, currency, responseBidId, seq: context.seq++ });
+        slot!.candidates.push({ bidder, bid: valid as TextMarkupBid, seat: seatId, priceMicros, currency, responseBidId, seq: context.seq++ });
         if (!answeredImps.has(valid.impid)) {
           answeredImps.add(valid.impid);
           const demand = slot!.demand.get(id)!;

@@ -179,6 +179,32 @@ describe("markup checks", () => {
     expect(res.body.seatbid[0].bid[0].adm).toBe(wrapped);
   });
 
+  test("native markup sent as a JSON object: refused in strict mode, served as its JSON text in lenient mode", async () => {
+    const native = JSON.parse(NATIVE);
+    const request = () => bannerRequest({}, { banner: undefined, native: { request: NATIVE_REQUEST } });
+    a.behave((r) => ({ body: answer(r, [bid(3, { adm: native }), bid(2, { adm: NATIVE })]) }));
+    const before = rejections("dsp-a")["invalid-response"] ?? 0;
+    const strict = await ex.auction(request());
+    expect(strict.body.seatbid[0].bid[0].adm).toBe(NATIVE);
+    expect(rejections("dsp-a")["invalid-response"]).toBe(before + 1);
+
+    const lenient = await startExchange([{ id: "dsp-a", endpoint: a.endpoint, seat: "seat-a" }], { lenient: true });
+    try {
+      const res = await lenient.auction(request());
+      const won = res.body.seatbid[0].bid[0];
+      expect(won.price).toBe(2.01);
+      expect(typeof won.adm).toBe("string");
+      expect(JSON.parse(won.adm)).toEqual(native);
+      // An object that is not a native response, or on an imp without native, is still a markup mismatch.
+      a.behave((r) => ({ body: answer(r, [bid(3, { adm: { assets: [] } }), bid(2.5, { adm: native })]) }));
+      const mismatch = await lenient.auction(bannerRequest());
+      expect(mismatch.status).toBe(204);
+      expect(lenient.handle.stats().bidders["dsp-a"].rejections["markup-mismatch"]).toBe(2);
+    } finally {
+      await lenient.close();
+    }
+  });
+
   test("video markup must be a VAST document", async () => {
     const before = rejections("dsp-v")["markup-mismatch"] ?? 0;
     v.behave((r) => ({ body: answer(r, [bid(3, { adm: HTML }), bid(2.9, { adm: "<VAST><Ad>" }), bid(2, { adm: VAST })]) }));
