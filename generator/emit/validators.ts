@@ -57,20 +57,27 @@ export function createAjv(model: Model, diagnostic: boolean) {
   return ajv;
 }
 
-/** ajv's standalone ESM output may still call require() (ajv issue 1976): hoist each into an import. */
+/**
+ * ajv's standalone ESM output may still call require() (ajv issue 1976): hoist each into an import.
+ * The required modules are ajv's CommonJS runtime helpers (ucs2length for minLength/maxLength,
+ * equal, …), read as `require(…).default`. Node gives a default import of CommonJS its
+ * module.exports; vitest and tsx give exports.default when __esModule is set: both are accepted.
+ */
 export function toEsm(code: string, formatsImport: string): string {
   const imports: string[] = [`import { formats } from ${JSON.stringify(formatsImport)};`];
+  const interop: string[] = [];
   const names = new Map<string, string>();
   const body = code.replace(/require\("([^"]+)"\)/g, (_m, specifier: string) => {
     let name = names.get(specifier);
     if (!name) {
       name = `imported${names.size}`;
       names.set(specifier, name);
-      imports.push(`import ${name} from ${JSON.stringify(specifier.endsWith(".js") ? specifier : `${specifier}.js`)};`);
+      imports.push(`import ${name}Module from ${JSON.stringify(specifier.endsWith(".js") ? specifier : `${specifier}.js`)};`);
+      interop.push(`const ${name} = ${name}Module && ${name}Module.__esModule ? ${name}Module : { default: ${name}Module };`);
     }
     return name;
   });
-  return `${imports.join("\n")}\n${body}\n`;
+  return `${[...imports, ...interop].join("\n")}\n${body}\n`;
 }
 
 const exportName = (kind: string) => kind.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
