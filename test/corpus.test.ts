@@ -36,6 +36,8 @@ type Decision =
       rejected: string;
       at?: string;
       why: string;
+      /** Further errors the payload also breaks, each asserted like the first (strict mode). */
+      also?: { rule: string; at: string }[];
       /**
        * The native payload's assets carry no id (Native 1.2 requires it), which hides the rule
        * REASONS.json names: rules written in code run only on a structurally valid payload. With
@@ -56,8 +58,9 @@ const FORMAT_RECOMMENDED =
   "OpenRTB 2.5 Format object only recommends (does not require) either the w/h pair or the wratio/hratio/wmin set; refusing it is Prebid's policy";
 const DEPRECATED_BANNER_SIZE = "OpenRTB 2.5 still lists banner wmax/hmax/wmin/hmin (deprecated in favour of format): a deprecated field is valid; refusing it is Prebid's policy";
 const NATIVE_IDS = "assets carry no id (required by Native 1.2; Prebid numbers them itself)";
-const SITE_TODO =
-  "TODO(lead): site is not in the spec (the interface document covers app only), so OpenRTB 2.5 Site types go unchecked";
+/** The OpenRTB 2.2 spec examples: site.cat a string, device.ip a wildcard address. */
+const V22_SITE_IP =
+  'site.cat is the string "IAB3-1" instead of an array of category codes (OpenRTB 2.5 Site.cat). site.publisher.cat is also a string, but adxkit\'s Publisher does not model cat. TODO(lead): device.ip "123.145.167.*" is not an IPv4 address, but the spec gives device.ip no format';
 
 /** Path of the embedded native request of the first imp. */
 const N = "/imp/0/native/request";
@@ -125,8 +128,9 @@ const INVALID_REQUESTS: Record<string, Record<string, Decision>> = {
     "pbs-sr__invalid-whole-banner-h-negative.json": { rejected: "range", at: "/imp/0/banner/h", why: "negative banner height" },
     "pbs-sr__invalid-whole-banner-w-negative.json": { rejected: "range", at: "/imp/0/banner/w", why: "negative banner width" },
     "pbs-sr__invalid-whole-deal-no-id.json": {
-      accepted:
-        "TODO(lead): imp.pmp is not in the spec, so OpenRTB 2.5's required Deal.id is unchecked; here id is an empty string, which only a non-empty rule (minLength 1) would reject",
+      rejected: "length",
+      at: "/imp/0/pmp/deals/0/id",
+      why: "the deal id is the empty string: OpenRTB 2.5 requires Deal.id and adxkit requires it non-empty (an empty id names no deal); private_auction inside the deal is an unknown field there (it belongs to pmp) and accepted",
     },
     "pbs-sr__invalid-whole-device-geo-accuracy-negative.json": { rejected: "range", at: "/device/geo/accuracy", why: "negative accuracy" },
     "pbs-sr__invalid-whole-device-h-negative.json": { rejected: "range", at: "/device/h", why: "negative screen height" },
@@ -144,7 +148,7 @@ const INVALID_REQUESTS: Record<string, Record<string, Decision>> = {
     },
     "pbs-sr__invalid-whole-site-app-both.json": {
       accepted:
-        "TODO(lead): OpenRTB 2.5 (3.2.1) says a bid request must not contain both a Site and an App object; site is not in the spec and no rule checks it (needs a new rule, e.g. site-app-exclusive)",
+        "TODO(lead): OpenRTB 2.5 (3.2.1) says a bid request must not contain both a Site and an App object; no rule checks it (needs a new rule, e.g. site-app-exclusive)",
     },
     "pbs-sr__invalid-whole-site-dooh-both.json": {
       accepted: "dooh is an OpenRTB 2.6 object, unknown to 2.5 and accepted; the 2.5 Site/App exclusivity does not involve it",
@@ -177,23 +181,21 @@ const INVALID_REQUESTS: Record<string, Record<string, Decision>> = {
 
   "ortb-core (schema)": {
     "iab2x__v20-example4_video-original.json": { rejected: "type", at: "/imp/0/video/boxingallowed", why: "boxingallowed true instead of 0|1; video.protocol a list, video.api an integer" },
-    "iab2x__v21-example1_simple_banner-original.json": { accepted: `${SITE_TODO} (site.content.keywords is a list instead of a string)` },
+    "iab2x__v21-example1_simple_banner-original.json": {
+      rejected: "type",
+      at: "/site/content/keywords",
+      why: "site.content.keywords is a list instead of the comma separated string of OpenRTB 2.5 (device.flashver is an earlier version's field: unknown, accepted)",
+    },
     "iab2x__v21-example2_expandable_creative-original.json": {
       accepted: "only field names of earlier versions (device.flashversion, banner.expandable/iframebuster, site.sitecat, content.keyword): unknown fields are accepted",
     },
     "iab2x__v21-example3_mobile-original.json": { accepted: "only field names of earlier versions (app.appcat, content.keyword): unknown fields are accepted" },
     "iab2x__v21-example4_video-original.json": { rejected: "type", at: "/imp/0/video/boxingallowed", why: "boxingallowed true instead of 0|1; video.protocol a list, video.api an integer" },
-    "iab2x__v22-example1_simple_banner-original.json": {
-      accepted: `${SITE_TODO} (site.cat is a string instead of an array); device.ip "123.145.167.*" is not an IPv4 address, but the spec gives device.ip no format`,
-    },
-    "iab2x__v22-example2_expandable_creative-original.json": {
-      accepted: `${SITE_TODO} (site.cat is a string instead of an array); device.ip "123.145.167.*" is not an IPv4 address, but the spec gives device.ip no format`,
-    },
+    "iab2x__v22-example1_simple_banner-original.json": { rejected: "type", at: "/site/cat", why: V22_SITE_IP },
+    "iab2x__v22-example2_expandable_creative-original.json": { rejected: "type", at: "/site/cat", why: V22_SITE_IP },
     "iab2x__v22-example3_mobile-original.json": { rejected: "type", at: "/user/yob", why: 'user.yob is the string "1984" (app.cat "weather" is also reported, rule iab-category-exists)' },
     "iab2x__v22-example4_video-original.json": { rejected: "type", at: "/imp/0/video/boxingallowed", why: "boxingallowed true instead of 0|1; video.protocol a list" },
-    "iab2x__v22-example5_pmp_with_direct_deal-original.json": {
-      accepted: `${SITE_TODO} (site.cat is a string instead of an array); device.ip "123.145.167.*" is not an IPv4 address, but the spec gives device.ip no format`,
-    },
+    "iab2x__v22-example5_pmp_with_direct_deal-original.json": { rejected: "type", at: "/site/cat", why: V22_SITE_IP },
   },
 
   "prebid policy (stricter than OpenRTB)": {
@@ -208,7 +210,7 @@ const INVALID_REQUESTS: Record<string, Record<string, Decision>> = {
       why: "the imp offers no banner, native or video; its metric object itself is OpenRTB 2.5 (Prebid's refusal is its own policy)",
     },
     "pbs-sr__invalid-whole-no-site-or-app-or-dooh.json": { accepted: "Prebid policy: OpenRTB 2.5 and the interface document only recommend app (or site)" },
-    "pbs-sr__invalid-whole-site-empty.json": { accepted: "Prebid policy: site.id and site.page are optional in OpenRTB 2.5 (and site is unknown to this app exchange)" },
+    "pbs-sr__invalid-whole-site-empty.json": { accepted: "Prebid policy: site.id and site.page are optional in OpenRTB 2.5; site {} is a valid Site" },
   },
 
   "prebid-ext / prebid policy": {
@@ -227,7 +229,9 @@ const INVALID_REQUESTS: Record<string, Record<string, Decision>> = {
     "pbs-sr__invalid-whole-invalid-bidder-params.json": { accepted: "another exchange's policy: Prebid's bidder parameters in imp.ext" },
     "pbs-sr__invalid-whole-invalid-source.json": { accepted: "another exchange's policy: app.ext.prebid.source is Prebid's extension" },
     "pbs-sr__invalid-whole-regs-ext-malformed.json": {
-      accepted: 'TODO(lead): regs is not in the spec, so OpenRTB 2.5\'s "ext is an object" goes unchecked for regs.ext (here the string "malformed")',
+      rejected: "type",
+      at: "/regs/ext",
+      why: 'regs.ext is the string "malformed"; an OpenRTB 2.5 ext is an object (Prebid refuses it too, for its own reasons)',
     },
     "pbs-sr__invalid-whole-site-ext-amp.json": { accepted: "another exchange's policy: site.ext.amp is Prebid's extension" },
     "pbs-sr__invalid-whole-storedrequest-id-int.json": { accepted: PREBID_EXT },
@@ -492,6 +496,7 @@ function describeDecisions(name: "invalid-requests" | "invalid-responses", table
           return;
         }
         expectRejected(strict, decision.rejected, decision.at);
+        for (const also of decision.also ?? []) expectRejected(strict, also.rule, also.at);
         if (decision.withAssetIds) expectRejected(validateBidRequest(withAssetIds(payload)), decision.withAssetIds);
         if (decision.lenient) {
           const lenient = validate({ lenient: true });

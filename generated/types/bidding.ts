@@ -141,6 +141,8 @@ export interface components {
             keywords?: string;
             /** @description Publisher details. */
             publisher?: components["schemas"]["Publisher"];
+            /** @description OpenRTB 2.5: content in which the impression will appear. */
+            content?: components["schemas"]["Content"];
             ext?: components["schemas"]["Ext"];
         };
         /**
@@ -243,19 +245,25 @@ export interface components {
         };
         /**
          * BidRequest
-         * @description Bid request sent by the exchange to a bidder (interface document 2.4, top level; OpenRTB 2.5 BidRequest). Describes one or more impressions with app, device and user context.
+         * @description Bid request sent by the exchange to a bidder (interface document 2.4, top level; OpenRTB 2.5 BidRequest). Describes one or more impressions with app (or, in OpenRTB 2.5 web traffic, site), device and user context.
          */
         BidRequest: {
             /** @description Unique id of the bid request, set by the exchange. */
             id: string;
             /** @description Impressions offered; at least 1 (interface document 4.3, rule 1). */
             imp: components["schemas"]["Imp"][];
+            /** @description OpenRTB 2.5: details of the website carrying the impressions; applies to websites. */
+            site?: components["schemas"]["Site"];
             /** @description App details; applies to non-browser apps. */
             app?: components["schemas"]["App"];
             /** @description Device details. */
             device?: components["schemas"]["Device"];
             /** @description User details. */
             user?: components["schemas"]["User"];
+            /** @description OpenRTB 2.5: industry, legal or governmental regulations in force for this request. */
+            regs?: components["schemas"]["Regs"];
+            /** @description OpenRTB 2.5: nature and behaviour of the entity that is the source of the bid request upstream from the exchange. */
+            source?: components["schemas"]["Source"];
             /**
              * @description OpenRTB 2.5: indicator of test mode in which auctions are not billable: 0 live mode, 1 test mode.
              * @default 0
@@ -328,6 +336,98 @@ export interface components {
             battr?: number[];
             /** @description Directions in which the banner may expand (OpenRTB 2.5: 1 left, 2 right, 3 up, 4 down, 5 full screen). Not a code list of the interface document; values are not checked beyond being positive integers. */
             expdir?: number[];
+            ext?: components["schemas"]["Ext"];
+        };
+        /**
+         * Content
+         * @description OpenRTB 2.5: the content in which the impression will appear, of a site or an app (OpenRTB 2.5 3.2.16 Content); e.g. a video, an article, a song. The interface document does not show it.
+         */
+        Content: {
+            /** @description OpenRTB 2.5: id uniquely identifying the content. */
+            id?: string;
+            /** @description OpenRTB 2.5: episode number. */
+            episode?: number;
+            /** @description OpenRTB 2.5: content title (e.g. the name of a video episode, an article or a song). */
+            title?: string;
+            /** @description OpenRTB 2.5: content series (e.g. the name of a video series). */
+            series?: string;
+            /** @description OpenRTB 2.5: content season (e.g. Season 3). */
+            season?: string;
+            /** @description OpenRTB 2.5: artist credited with the content. */
+            artist?: string;
+            /** @description OpenRTB 2.5: genre that best describes the content (e.g. rock, pop). */
+            genre?: string;
+            /** @description OpenRTB 2.5: album to which the content belongs; typically for audio. */
+            album?: string;
+            /** @description OpenRTB 2.5: International Standard Recording Code conforming to ISO-3901. */
+            isrc?: string;
+            /** @description OpenRTB 2.5: producer of the content. */
+            producer?: components["schemas"]["Producer"];
+            /** @description OpenRTB 2.5: URL of the content, for buy-side contextualization or review. */
+            url?: string;
+            /** @description OpenRTB 2.5: content categories of the content (category codes, interface document 2.8). That a well-formed code exists in the list is rule iab-category-exists of BidRequest. */
+            cat?: string[];
+            /** @description OpenRTB 2.5: production quality (OpenRTB 2.5 list 5.13): 0 unknown, 1 professionally produced, 2 prosumer, 3 user generated. */
+            prodq?: number;
+            /**
+             * @deprecated
+             * @description OpenRTB 2.5 (deprecated in favour of prodq): video quality, OpenRTB 2.5 list 5.13.
+             */
+            videoquality?: number;
+            /** @description OpenRTB 2.5: type of content (OpenRTB 2.5 list 5.18): 1 video, 2 game, 3 music, 4 application, 5 text, 6 other, 7 unknown. */
+            context?: number;
+            /** @description OpenRTB 2.5: content rating (e.g. MPAA). */
+            contentrating?: string;
+            /** @description OpenRTB 2.5: user rating of the content (e.g. number of stars, likes). */
+            userrating?: string;
+            /** @description OpenRTB 2.5: media rating per IQG guidelines (OpenRTB 2.5 list 5.19): 1 all audiences, 2 everyone over 12, 3 mature audiences. */
+            qagmediarating?: number;
+            /** @description OpenRTB 2.5: comma separated list of keywords describing the content. */
+            keywords?: string;
+            /**
+             * @description OpenRTB 2.5: 0 not live, 1 the content is live (e.g. stream, live blog).
+             * @enum {integer}
+             */
+            livestream?: 0 | 1;
+            /**
+             * @description OpenRTB 2.5: 0 indirect, 1 direct.
+             * @enum {integer}
+             */
+            sourcerelationship?: 0 | 1;
+            /** @description OpenRTB 2.5: length of the content in seconds; appropriate for video or audio. */
+            len?: number;
+            /** @description OpenRTB 2.5: content language, ISO 639-1 alpha-2. */
+            language?: string;
+            /**
+             * @description OpenRTB 2.5: whether the content is embeddable (e.g. an embeddable video player): 0 no, 1 yes.
+             * @enum {integer}
+             */
+            embeddable?: 0 | 1;
+            ext?: components["schemas"]["Ext"];
+        };
+        /**
+         * Deal
+         * @description OpenRTB 2.5: one specific deal between a buyer and a seller that applies to the impression (OpenRTB 2.5 3.2.12 Deal). The interface document does not show it.
+         */
+        Deal: {
+            /** @description OpenRTB 2.5: unique identifier of the direct deal. */
+            id: string;
+            /**
+             * @description OpenRTB 2.5: minimum bid for this impression under this deal, expressed as CPM.
+             * @default 0
+             */
+            bidfloor?: number;
+            /**
+             * @description OpenRTB 2.5: currency of bidfloor, ISO 4217 alpha code.
+             * @default USD
+             */
+            bidfloorcur?: string;
+            /** @description OpenRTB 2.5: optional override of the overall auction type of the bid request: 1 first price, 2 second price plus, 3 the value passed in bidfloor is the agreed upon deal price; values above 500 are exchange-specific. */
+            at?: number;
+            /** @description OpenRTB 2.5: allowed list of buyer seats (e.g. advertisers, agencies) allowed to bid on this deal. */
+            wseat?: string[];
+            /** @description OpenRTB 2.5: array of advertiser domains (e.g. advertiser.com) allowed to bid on this deal. */
+            wadomain?: string[];
             ext?: components["schemas"]["Ext"];
         };
         /**
@@ -462,6 +562,8 @@ export interface components {
             displaymanager?: string;
             /** @description OpenRTB 2.5: version of displaymanager. */
             displaymanagerver?: string;
+            /** @description OpenRTB 2.5: private marketplace container for direct deals between buyers and sellers that may pertain to this impression. */
+            pmp?: components["schemas"]["Pmp"];
             /** @description OpenRTB 2.5: advisory seconds that may elapse between the auction and the actual impression. */
             exp?: number;
             ext?: components["schemas"]["Ext"];
@@ -482,8 +584,38 @@ export interface components {
             ext?: components["schemas"]["Ext"];
         };
         /**
+         * Pmp
+         * @description OpenRTB 2.5: private marketplace container for direct deals between buyers and sellers that may pertain to this impression (OpenRTB 2.5 3.2.11 Pmp). The interface document does not show it.
+         */
+        Pmp: {
+            /**
+             * @description OpenRTB 2.5: indicator of auction eligibility to seats named in the deals: 0 all bids are accepted, 1 bids are restricted to the deals specified and the terms thereof.
+             * @default 0
+             * @enum {integer}
+             */
+            private_auction?: 0 | 1;
+            /** @description OpenRTB 2.5: deals that apply to this impression. */
+            deals?: components["schemas"]["Deal"][];
+            ext?: components["schemas"]["Ext"];
+        };
+        /**
+         * Producer
+         * @description OpenRTB 2.5: producer of the content (OpenRTB 2.5 3.2.17 Producer); may differ from the publisher when syndicated content is shown. The interface document does not show it.
+         */
+        Producer: {
+            /** @description OpenRTB 2.5: content producer or originator id; useful when the content is syndicated. */
+            id?: string;
+            /** @description OpenRTB 2.5: content producer or originator name (e.g. Warner Bros). */
+            name?: string;
+            /** @description OpenRTB 2.5: content categories of the producer (category codes, interface document 2.8). That a well-formed code exists in the list is rule iab-category-exists of BidRequest. */
+            cat?: string[];
+            /** @description OpenRTB 2.5: highest level domain of the content producer (e.g. producer.com). */
+            domain?: string;
+            ext?: components["schemas"]["Ext"];
+        };
+        /**
          * Publisher
-         * @description Publisher of the app (interface document 2.4, app.publisher; OpenRTB 2.5 Publisher).
+         * @description Publisher of the app (interface document 2.4, app.publisher; OpenRTB 2.5 Publisher) or, in OpenRTB 2.5 web traffic, of the site (site.publisher).
          */
         Publisher: {
             /** @description Exchange-specific publisher id. */
@@ -492,6 +624,19 @@ export interface components {
             name?: string;
             /** @description OpenRTB 2.5: highest level domain of the publisher (e.g. publisher.com). */
             domain?: string;
+            ext?: components["schemas"]["Ext"];
+        };
+        /**
+         * Regs
+         * @description OpenRTB 2.5: legal, governmental or industry regulations that apply to the request (OpenRTB 2.5 3.2.3 Regs). The interface document does not show it.
+         */
+        Regs: {
+            /**
+             * @description OpenRTB 2.5: whether the request is subject to the COPPA regulations of the United States FTC: 0 no, 1 yes.
+             * @enum {integer}
+             */
+            coppa?: 0 | 1;
+            /** @description OpenRTB 2.5: extensions; OpenRTB 2.5 traffic carries GDPR and US privacy signals here (e.g. gdpr, us_privacy), passed through untouched. */
             ext?: components["schemas"]["Ext"];
         };
         /**
@@ -509,6 +654,63 @@ export interface components {
              * @enum {integer}
              */
             group?: 0 | 1;
+            ext?: components["schemas"]["Ext"];
+        };
+        /**
+         * Site
+         * @description OpenRTB 2.5: details of the website carrying the impressions (OpenRTB 2.5 3.2.13 Site). The interface document covers in-app traffic only and does not show site.
+         */
+        Site: {
+            /** @description OpenRTB 2.5: exchange-specific site id. */
+            id?: string;
+            /** @description OpenRTB 2.5: site name (may be aliased at the publisher's request). */
+            name?: string;
+            /** @description OpenRTB 2.5: domain of the site (e.g. mysite.foo.com). */
+            domain?: string;
+            /** @description OpenRTB 2.5: content categories of the site (category codes, interface document 2.8). That a well-formed code exists in the list is rule iab-category-exists of BidRequest. */
+            cat?: string[];
+            /** @description OpenRTB 2.5: content categories of the current section of the site (category codes, interface document 2.8). That a well-formed code exists in the list is rule iab-category-exists of BidRequest. */
+            sectioncat?: string[];
+            /** @description OpenRTB 2.5: content categories of the current page or view of the site (category codes, interface document 2.8). That a well-formed code exists in the list is rule iab-category-exists of BidRequest. */
+            pagecat?: string[];
+            /** @description OpenRTB 2.5: URL of the page where the impression will be shown. */
+            page?: string;
+            /** @description OpenRTB 2.5: referrer URL that caused navigation to the current page. */
+            ref?: string;
+            /** @description OpenRTB 2.5: search string that caused navigation to the current page. */
+            search?: string;
+            /**
+             * @description OpenRTB 2.5: whether the site has been programmed to optimize layout when viewed on mobile devices: 0 no, 1 yes.
+             * @enum {integer}
+             */
+            mobile?: 0 | 1;
+            /**
+             * @description OpenRTB 2.5: whether the site has a privacy policy: 0 no, 1 yes.
+             * @enum {integer}
+             */
+            privacypolicy?: 0 | 1;
+            /** @description OpenRTB 2.5: publisher of the site. */
+            publisher?: components["schemas"]["Publisher"];
+            /** @description OpenRTB 2.5: content in which the impression will appear. */
+            content?: components["schemas"]["Content"];
+            /** @description OpenRTB 2.5: comma separated list of keywords about the site. */
+            keywords?: string;
+            ext?: components["schemas"]["Ext"];
+        };
+        /**
+         * Source
+         * @description OpenRTB 2.5: nature and behaviour of the entity that is the source of the bid request upstream from the exchange (OpenRTB 2.5 3.2.2 Source). The interface document does not show it.
+         */
+        Source: {
+            /**
+             * @description OpenRTB 2.5: entity responsible for the final impression sale decision: 0 the exchange, 1 the upstream source.
+             * @enum {integer}
+             */
+            fd?: 0 | 1;
+            /** @description OpenRTB 2.5: transaction id that must be common across all participants in this bid request (e.g. multiple exchanges). */
+            tid?: string;
+            /** @description OpenRTB 2.5: payment id chain string containing embedded syntax described in the TAG Payment ID Protocol v1.0. */
+            pchain?: string;
             ext?: components["schemas"]["Ext"];
         };
         /**

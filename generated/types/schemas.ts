@@ -50,6 +50,10 @@ keywords?: string
  * Publisher details.
  */
 publisher?: Publisher
+/**
+ * OpenRTB 2.5: content in which the impression will appear.
+ */
+content?: Content
 ext?: Ext
 [k: string]: unknown
 }
@@ -134,7 +138,7 @@ ext?: Ext
 }
 
 /**
- * Bid request sent by the exchange to a bidder (interface document 2.4, top level; OpenRTB 2.5 BidRequest). Describes one or more impressions with app, device and user context.
+ * Bid request sent by the exchange to a bidder (interface document 2.4, top level; OpenRTB 2.5 BidRequest). Describes one or more impressions with app (or, in OpenRTB 2.5 web traffic, site), device and user context.
  */
 export interface BidRequest {
 /**
@@ -148,6 +152,10 @@ id: string
  */
 imp: [Imp, ...(Imp)[]]
 /**
+ * OpenRTB 2.5: details of the website carrying the impressions; applies to websites.
+ */
+site?: Site
+/**
  * App details; applies to non-browser apps.
  */
 app?: App
@@ -159,6 +167,14 @@ device?: Device
  * User details.
  */
 user?: User
+/**
+ * OpenRTB 2.5: industry, legal or governmental regulations in force for this request.
+ */
+regs?: Regs
+/**
+ * OpenRTB 2.5: nature and behaviour of the entity that is the source of the bid request upstream from the exchange.
+ */
+source?: Source
 /**
  * OpenRTB 2.5: indicator of test mode in which auctions are not billable: 0 live mode, 1 test mode.
  */
@@ -357,6 +373,143 @@ battr?: number[]
  * Directions in which the banner may expand (OpenRTB 2.5: 1 left, 2 right, 3 up, 4 down, 5 full screen). Not a code list of the interface document; values are not checked beyond being positive integers.
  */
 expdir?: number[]
+ext?: Ext
+[k: string]: unknown
+}
+
+/**
+ * OpenRTB 2.5: the content in which the impression will appear, of a site or an app (OpenRTB 2.5 3.2.16 Content); e.g. a video, an article, a song. The interface document does not show it.
+ */
+export interface Content {
+/**
+ * OpenRTB 2.5: id uniquely identifying the content.
+ */
+id?: string
+/**
+ * OpenRTB 2.5: episode number.
+ */
+episode?: number
+/**
+ * OpenRTB 2.5: content title (e.g. the name of a video episode, an article or a song).
+ */
+title?: string
+/**
+ * OpenRTB 2.5: content series (e.g. the name of a video series).
+ */
+series?: string
+/**
+ * OpenRTB 2.5: content season (e.g. Season 3).
+ */
+season?: string
+/**
+ * OpenRTB 2.5: artist credited with the content.
+ */
+artist?: string
+/**
+ * OpenRTB 2.5: genre that best describes the content (e.g. rock, pop).
+ */
+genre?: string
+/**
+ * OpenRTB 2.5: album to which the content belongs; typically for audio.
+ */
+album?: string
+/**
+ * OpenRTB 2.5: International Standard Recording Code conforming to ISO-3901.
+ */
+isrc?: string
+/**
+ * OpenRTB 2.5: producer of the content.
+ */
+producer?: Producer
+/**
+ * OpenRTB 2.5: URL of the content, for buy-side contextualization or review.
+ */
+url?: string
+/**
+ * OpenRTB 2.5: content categories of the content (category codes, interface document 2.8). That a well-formed code exists in the list is rule iab-category-exists of BidRequest.
+ */
+cat?: string[]
+/**
+ * OpenRTB 2.5: production quality (OpenRTB 2.5 list 5.13): 0 unknown, 1 professionally produced, 2 prosumer, 3 user generated.
+ */
+prodq?: number
+/**
+ * @deprecated
+ * OpenRTB 2.5 (deprecated in favour of prodq): video quality, OpenRTB 2.5 list 5.13.
+ */
+videoquality?: number
+/**
+ * OpenRTB 2.5: type of content (OpenRTB 2.5 list 5.18): 1 video, 2 game, 3 music, 4 application, 5 text, 6 other, 7 unknown.
+ */
+context?: number
+/**
+ * OpenRTB 2.5: content rating (e.g. MPAA).
+ */
+contentrating?: string
+/**
+ * OpenRTB 2.5: user rating of the content (e.g. number of stars, likes).
+ */
+userrating?: string
+/**
+ * OpenRTB 2.5: media rating per IQG guidelines (OpenRTB 2.5 list 5.19): 1 all audiences, 2 everyone over 12, 3 mature audiences.
+ */
+qagmediarating?: number
+/**
+ * OpenRTB 2.5: comma separated list of keywords describing the content.
+ */
+keywords?: string
+/**
+ * OpenRTB 2.5: 0 not live, 1 the content is live (e.g. stream, live blog).
+ */
+livestream?: (0 | 1)
+/**
+ * OpenRTB 2.5: 0 indirect, 1 direct.
+ */
+sourcerelationship?: (0 | 1)
+/**
+ * OpenRTB 2.5: length of the content in seconds; appropriate for video or audio.
+ */
+len?: number
+/**
+ * OpenRTB 2.5: content language, ISO 639-1 alpha-2.
+ */
+language?: string
+/**
+ * OpenRTB 2.5: whether the content is embeddable (e.g. an embeddable video player): 0 no, 1 yes.
+ */
+embeddable?: (0 | 1)
+ext?: Ext
+[k: string]: unknown
+}
+
+/**
+ * OpenRTB 2.5: one specific deal between a buyer and a seller that applies to the impression (OpenRTB 2.5 3.2.12 Deal). The interface document does not show it.
+ */
+export interface Deal {
+/**
+ * OpenRTB 2.5: unique identifier of the direct deal.
+ */
+id: string
+/**
+ * OpenRTB 2.5: minimum bid for this impression under this deal, expressed as CPM.
+ */
+bidfloor?: number
+/**
+ * OpenRTB 2.5: currency of bidfloor, ISO 4217 alpha code.
+ */
+bidfloorcur?: string
+/**
+ * OpenRTB 2.5: optional override of the overall auction type of the bid request: 1 first price, 2 second price plus, 3 the value passed in bidfloor is the agreed upon deal price; values above 500 are exchange-specific.
+ */
+at?: number
+/**
+ * OpenRTB 2.5: allowed list of buyer seats (e.g. advertisers, agencies) allowed to bid on this deal.
+ */
+wseat?: string[]
+/**
+ * OpenRTB 2.5: array of advertiser domains (e.g. advertiser.com) allowed to bid on this deal.
+ */
+wadomain?: string[]
 ext?: Ext
 [k: string]: unknown
 }
@@ -634,6 +787,10 @@ displaymanager?: string
  * OpenRTB 2.5: version of displaymanager.
  */
 displaymanagerver?: string
+/**
+ * OpenRTB 2.5: private marketplace container for direct deals between buyers and sellers that may pertain to this impression.
+ */
+pmp?: Pmp
 /**
  * OpenRTB 2.5: advisory seconds that may elapse between the auction and the actual impression.
  */
@@ -1069,7 +1226,47 @@ ext?: Ext
 }
 
 /**
- * Publisher of the app (interface document 2.4, app.publisher; OpenRTB 2.5 Publisher).
+ * OpenRTB 2.5: private marketplace container for direct deals between buyers and sellers that may pertain to this impression (OpenRTB 2.5 3.2.11 Pmp). The interface document does not show it.
+ */
+export interface Pmp {
+/**
+ * OpenRTB 2.5: indicator of auction eligibility to seats named in the deals: 0 all bids are accepted, 1 bids are restricted to the deals specified and the terms thereof.
+ */
+private_auction?: (0 | 1)
+/**
+ * OpenRTB 2.5: deals that apply to this impression.
+ */
+deals?: Deal[]
+ext?: Ext
+[k: string]: unknown
+}
+
+/**
+ * OpenRTB 2.5: producer of the content (OpenRTB 2.5 3.2.17 Producer); may differ from the publisher when syndicated content is shown. The interface document does not show it.
+ */
+export interface Producer {
+/**
+ * OpenRTB 2.5: content producer or originator id; useful when the content is syndicated.
+ */
+id?: string
+/**
+ * OpenRTB 2.5: content producer or originator name (e.g. Warner Bros).
+ */
+name?: string
+/**
+ * OpenRTB 2.5: content categories of the producer (category codes, interface document 2.8). That a well-formed code exists in the list is rule iab-category-exists of BidRequest.
+ */
+cat?: string[]
+/**
+ * OpenRTB 2.5: highest level domain of the content producer (e.g. producer.com).
+ */
+domain?: string
+ext?: Ext
+[k: string]: unknown
+}
+
+/**
+ * Publisher of the app (interface document 2.4, app.publisher; OpenRTB 2.5 Publisher) or, in OpenRTB 2.5 web traffic, of the site (site.publisher).
  */
 export interface Publisher {
 /**
@@ -1084,6 +1281,21 @@ name?: string
  * OpenRTB 2.5: highest level domain of the publisher (e.g. publisher.com).
  */
 domain?: string
+ext?: Ext
+[k: string]: unknown
+}
+
+/**
+ * OpenRTB 2.5: legal, governmental or industry regulations that apply to the request (OpenRTB 2.5 3.2.3 Regs). The interface document does not show it.
+ */
+export interface Regs {
+/**
+ * OpenRTB 2.5: whether the request is subject to the COPPA regulations of the United States FTC: 0 no, 1 yes.
+ */
+coppa?: (0 | 1)
+/**
+ * OpenRTB 2.5: extensions; OpenRTB 2.5 traffic carries GDPR and US privacy signals here (e.g. gdpr, us_privacy), passed through untouched.
+ */
 ext?: Ext
 [k: string]: unknown
 }
@@ -1198,6 +1410,90 @@ seat?: string
  * OpenRTB 2.5: 0 impressions can be won individually, 1 impressions must be won or lost as a group.
  */
 group?: (0 | 1)
+ext?: Ext
+[k: string]: unknown
+}
+
+/**
+ * OpenRTB 2.5: details of the website carrying the impressions (OpenRTB 2.5 3.2.13 Site). The interface document covers in-app traffic only and does not show site.
+ */
+export interface Site {
+/**
+ * OpenRTB 2.5: exchange-specific site id.
+ */
+id?: string
+/**
+ * OpenRTB 2.5: site name (may be aliased at the publisher's request).
+ */
+name?: string
+/**
+ * OpenRTB 2.5: domain of the site (e.g. mysite.foo.com).
+ */
+domain?: string
+/**
+ * OpenRTB 2.5: content categories of the site (category codes, interface document 2.8). That a well-formed code exists in the list is rule iab-category-exists of BidRequest.
+ */
+cat?: string[]
+/**
+ * OpenRTB 2.5: content categories of the current section of the site (category codes, interface document 2.8). That a well-formed code exists in the list is rule iab-category-exists of BidRequest.
+ */
+sectioncat?: string[]
+/**
+ * OpenRTB 2.5: content categories of the current page or view of the site (category codes, interface document 2.8). That a well-formed code exists in the list is rule iab-category-exists of BidRequest.
+ */
+pagecat?: string[]
+/**
+ * OpenRTB 2.5: URL of the page where the impression will be shown.
+ */
+page?: string
+/**
+ * OpenRTB 2.5: referrer URL that caused navigation to the current page.
+ */
+ref?: string
+/**
+ * OpenRTB 2.5: search string that caused navigation to the current page.
+ */
+search?: string
+/**
+ * OpenRTB 2.5: whether the site has been programmed to optimize layout when viewed on mobile devices: 0 no, 1 yes.
+ */
+mobile?: (0 | 1)
+/**
+ * OpenRTB 2.5: whether the site has a privacy policy: 0 no, 1 yes.
+ */
+privacypolicy?: (0 | 1)
+/**
+ * OpenRTB 2.5: publisher of the site.
+ */
+publisher?: Publisher
+/**
+ * OpenRTB 2.5: content in which the impression will appear.
+ */
+content?: Content
+/**
+ * OpenRTB 2.5: comma separated list of keywords about the site.
+ */
+keywords?: string
+ext?: Ext
+[k: string]: unknown
+}
+
+/**
+ * OpenRTB 2.5: nature and behaviour of the entity that is the source of the bid request upstream from the exchange (OpenRTB 2.5 3.2.2 Source). The interface document does not show it.
+ */
+export interface Source {
+/**
+ * OpenRTB 2.5: entity responsible for the final impression sale decision: 0 the exchange, 1 the upstream source.
+ */
+fd?: (0 | 1)
+/**
+ * OpenRTB 2.5: transaction id that must be common across all participants in this bid request (e.g. multiple exchanges).
+ */
+tid?: string
+/**
+ * OpenRTB 2.5: payment id chain string containing embedded syntax described in the TAG Payment ID Protocol v1.0.
+ */
+pchain?: string
 ext?: Ext
 [k: string]: unknown
 }
