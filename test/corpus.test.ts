@@ -60,7 +60,8 @@ const DEPRECATED_BANNER_SIZE = "OpenRTB 2.5 still lists banner wmax/hmax/wmin/hm
 const NATIVE_IDS = "assets carry no id (required by Native 1.2; Prebid numbers them itself)";
 /** The OpenRTB 2.2 spec examples: site.cat a string, device.ip a wildcard address. */
 const V22_SITE_IP =
-  'site.cat is the string "IAB3-1" instead of an array of category codes (OpenRTB 2.5 Site.cat). site.publisher.cat is also a string, but adxkit\'s Publisher does not model cat. TODO(lead): device.ip "123.145.167.*" is not an IPv4 address, but the spec gives device.ip no format';
+  'site.cat is the string "IAB3-1" instead of an array of category codes (OpenRTB 2.5 Site.cat); device.ip "123.145.167.*" is not an IPv4 address (format ipv4; a truncated address is written 123.145.167.0). site.publisher.cat is also a string, but adxkit\'s Publisher does not model cat';
+const V22_ALSO_IP = [{ rule: "format", at: "/device/ip" }];
 
 /** Path of the embedded native request of the first imp. */
 const N = "/imp/0/native/request";
@@ -147,11 +148,12 @@ const INVALID_REQUESTS: Record<string, Record<string, Decision>> = {
       accepted: "regs.gdpr is an OpenRTB 2.6 field (2.5 carries GDPR in regs.ext, an extension); to a 2.5 validator it is an unknown field, and unknown fields are accepted",
     },
     "pbs-sr__invalid-whole-site-app-both.json": {
-      accepted:
-        "TODO(lead): OpenRTB 2.5 (3.2.1) says a bid request must not contain both a Site and an App object; no rule checks it (needs a new rule, e.g. site-app-exclusive)",
+      rejected: "site-app-exclusive",
+      at: "/site",
+      why: "the request carries both site and app; OpenRTB 2.5 (3.2.1) allows one of them (an error in both modes)",
     },
     "pbs-sr__invalid-whole-site-dooh-both.json": {
-      accepted: "dooh is an OpenRTB 2.6 object, unknown to 2.5 and accepted; the 2.5 Site/App exclusivity does not involve it",
+      accepted: "dooh is an OpenRTB 2.6 object, unknown to 2.5 and accepted; the 2.5 Site/App exclusivity (rule site-app-exclusive) does not involve it",
     },
     "pbs-sr__invalid-whole-tmax-negative.json": { rejected: "range", at: "/tmax", why: "negative tmax (the request also lacks imp)" },
     "pbs-sr__invalid-whole-user-geo-accuracy-negative.json": { rejected: "range", at: "/user/geo/accuracy", why: "negative accuracy" },
@@ -191,11 +193,11 @@ const INVALID_REQUESTS: Record<string, Record<string, Decision>> = {
     },
     "iab2x__v21-example3_mobile-original.json": { accepted: "only field names of earlier versions (app.appcat, content.keyword): unknown fields are accepted" },
     "iab2x__v21-example4_video-original.json": { rejected: "type", at: "/imp/0/video/boxingallowed", why: "boxingallowed true instead of 0|1; video.protocol a list, video.api an integer" },
-    "iab2x__v22-example1_simple_banner-original.json": { rejected: "type", at: "/site/cat", why: V22_SITE_IP },
-    "iab2x__v22-example2_expandable_creative-original.json": { rejected: "type", at: "/site/cat", why: V22_SITE_IP },
+    "iab2x__v22-example1_simple_banner-original.json": { rejected: "type", at: "/site/cat", also: V22_ALSO_IP, why: V22_SITE_IP },
+    "iab2x__v22-example2_expandable_creative-original.json": { rejected: "type", at: "/site/cat", also: V22_ALSO_IP, why: V22_SITE_IP },
     "iab2x__v22-example3_mobile-original.json": { rejected: "type", at: "/user/yob", why: 'user.yob is the string "1984" (app.cat "weather" is also reported, rule iab-category-exists)' },
     "iab2x__v22-example4_video-original.json": { rejected: "type", at: "/imp/0/video/boxingallowed", why: "boxingallowed true instead of 0|1; video.protocol a list" },
-    "iab2x__v22-example5_pmp_with_direct_deal-original.json": { rejected: "type", at: "/site/cat", why: V22_SITE_IP },
+    "iab2x__v22-example5_pmp_with_direct_deal-original.json": { rejected: "type", at: "/site/cat", also: V22_ALSO_IP, why: V22_SITE_IP },
   },
 
   "prebid policy (stricter than OpenRTB)": {

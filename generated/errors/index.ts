@@ -156,7 +156,7 @@ export const validationRules: readonly { id: string; description: string; keywor
   },
   {
     "id": "format",
-    "description": "A string does not have the required format or pattern (report time, URL, country, currency, language).",
+    "description": "A string does not have the required format or pattern (report time, IP address, URL, country, currency, language).",
     "keywords": [
       "format",
       "pattern"
@@ -244,6 +244,14 @@ export const namedRules: readonly { id: string; description: string; severity: "
     "appliesTo": [
       "bid-request",
       "bid-response"
+    ]
+  },
+  {
+    "id": "site-app-exclusive",
+    "description": "A bid request carries site or app, not both (OpenRTB 2.5 3.2.1). Reported at /site; an error in both modes.",
+    "severity": "error",
+    "appliesTo": [
+      "bid-request"
     ]
   },
   {

@@ -252,7 +252,7 @@ export interface components {
             id: string;
             /** @description Impressions offered; at least 1 (interface document 4.3, rule 1). */
             imp: components["schemas"]["Imp"][];
-            /** @description OpenRTB 2.5: details of the website carrying the impressions; applies to websites. */
+            /** @description OpenRTB 2.5: details of the website carrying the impressions; applies to websites. Never together with app (rule site-app-exclusive). */
             site?: components["schemas"]["Site"];
             /** @description App details; applies to non-browser apps. */
             app?: components["schemas"]["App"];
@@ -449,9 +449,15 @@ export interface components {
              * @enum {integer}
              */
             lmt?: 0 | 1;
-            /** @description IPv4 address closest to the device. */
+            /**
+             * Format: ipv4
+             * @description IPv4 address closest to the device.
+             */
             ip?: string;
-            /** @description OpenRTB 2.5: IP address closest to the device as IPv6. */
+            /**
+             * Format: ipv6
+             * @description OpenRTB 2.5: IP address closest to the device as IPv6.
+             */
             ipv6?: string;
             /** @description Device type (interface document 2.5). */
             devicetype?: number;
@@ -658,7 +664,7 @@ export interface components {
         };
         /**
          * Site
-         * @description OpenRTB 2.5: details of the website carrying the impressions (OpenRTB 2.5 3.2.13 Site). The interface document covers in-app traffic only and does not show site.
+         * @description OpenRTB 2.5: details of the website carrying the impressions (OpenRTB 2.5 3.2.13 Site). The interface document covers in-app traffic only and does not show site; a bid request carries site or app, never both (rule site-app-exclusive).
          */
         Site: {
             /** @description OpenRTB 2.5: exchange-specific site id. */

@@ -152,7 +152,7 @@ id: string
  */
 imp: [Imp, ...(Imp)[]]
 /**
- * OpenRTB 2.5: details of the website carrying the impressions; applies to websites.
+ * OpenRTB 2.5: details of the website carrying the impressions; applies to websites. Never together with app (rule site-app-exclusive).
  */
 site?: Site
 /**
@@ -1415,7 +1415,7 @@ ext?: Ext
 }
 
 /**
- * OpenRTB 2.5: details of the website carrying the impressions (OpenRTB 2.5 3.2.13 Site). The interface document covers in-app traffic only and does not show site.
+ * OpenRTB 2.5: details of the website carrying the impressions (OpenRTB 2.5 3.2.13 Site). The interface document covers in-app traffic only and does not show site; a bid request carries site or app, never both (rule site-app-exclusive).
  */
 export interface Site {
 /**

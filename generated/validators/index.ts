@@ -23,7 +23,7 @@ export const validators: Record<string, Validator> = {
   "bid-request": createValidator({
     fast: fast.bidRequest,
     diagnose: diagnose.bidRequest,
-    codeRules: ["companionad-array","imp-has-media","imp-id-unique","native-request-json"],
+    codeRules: ["companionad-array","imp-has-media","imp-id-unique","native-request-json","site-app-exclusive"],
     keywordRules,
     lenientRules,
     embedded,
@@ -88,7 +88,7 @@ export const validators: Record<string, Validator> = {
   }),
 };
 
-/** Validates a BidRequest (schema and rules companionad-array, imp-has-media, imp-id-unique, native-request-json). */
+/** Validates a BidRequest (schema and rules companionad-array, imp-has-media, imp-id-unique, native-request-json, site-app-exclusive). */
 export function validateBidRequest(payload: unknown, options?: ValidateOptions): ValidationResult {
   return validators["bid-request"](payload, undefined, options);
 }

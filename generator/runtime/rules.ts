@@ -80,6 +80,12 @@ export const rules: Record<string, Rule> = {
     }
   },
 
+  "site-app-exclusive"(request, context) {
+    if (request.site !== undefined && request.app !== undefined) {
+      context.report("/site", "site-app-exclusive", "a bid request carries site or app, not both (OpenRTB 2.5 3.2.1)");
+    }
+  },
+
   "companionad-array"(request, context) {
     const imps = request.imp;
     for (let i = 0; i < imps.length; i++) {
