@@ -1,7 +1,9 @@
 /**
  * Formats used by the spec's schemas. The precompiled validators import this module
- * (ajv's standalone output references `formats[...]`), so it must stay dependency-free ESM.
+ * (ajv's standalone output references `formats[...]`), so it must stay dependency-free ESM
+ * (Node's built-in modules only).
  */
+import { isIP } from "node:net";
 
 const reportTimePattern = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})$/;
 
@@ -15,19 +17,14 @@ export function isReportTime(value: string): boolean {
   return day <= daysInMonth;
 }
 
-// The IP address patterns of ajv-formats ("full" mode), copied so this module stays dependency-free.
-const ipv4Pattern = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
-const ipv6Pattern =
-  /^((([0-9a-f]{1,4}:){7}([0-9a-f]{1,4}|:))|(([0-9a-f]{1,4}:){6}(:[0-9a-f]{1,4}|((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3})|:))|(([0-9a-f]{1,4}:){5}(((:[0-9a-f]{1,4}){1,2})|:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3})|:))|(([0-9a-f]{1,4}:){4}(((:[0-9a-f]{1,4}){1,3})|((:[0-9a-f]{1,4})?:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(([0-9a-f]{1,4}:){3}(((:[0-9a-f]{1,4}){1,4})|((:[0-9a-f]{1,4}){0,2}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(([0-9a-f]{1,4}:){2}(((:[0-9a-f]{1,4}){1,5})|((:[0-9a-f]{1,4}){0,3}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(([0-9a-f]{1,4}:){1}(((:[0-9a-f]{1,4}){1,6})|((:[0-9a-f]{1,4}){0,4}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(:(((:[0-9a-f]{1,4}){1,7})|((:[0-9a-f]{1,4}){0,5}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:)))$/i;
-
-/** A dotted-quad IPv4 address (`123.145.167.0`; no wildcard, no leading zeros). */
+/** A dotted-quad IPv4 address (`123.145.167.0`; no wildcard, no leading zeros): Node's own check. */
 export function isIPv4(value: string): boolean {
-  return ipv4Pattern.test(value);
+  return isIP(value) === 4;
 }
 
-/** An IPv6 address in text form (RFC 4291 2.2), `::` shortening and a trailing IPv4 part allowed. */
+/** An IPv6 address in text form (RFC 4291 2.2, `::` shortening and a trailing IPv4 part allowed): Node's own check. */
 export function isIPv6(value: string): boolean {
-  return ipv6Pattern.test(value);
+  return isIP(value) === 6;
 }
 
 /** Format definitions as ajv takes them; the precompiled code calls `formats[name].validate`. */
