@@ -22,7 +22,6 @@ import { replaceMacros, type MacroValues } from "./macros.js";
 import { markupFits } from "./markup.js";
 import { formatMicros, fromMicros, toMicros } from "./money.js";
 import { NoticeSender, type NoticeOptions } from "./notices.js";
-import { NoticeThread } from "./notice-thread.js";
 import { ExchangeStats, type BidderCounters } from "./stats.js";
 import { forwardedBody } from "./forward.js";
 
@@ -51,11 +50,6 @@ export interface ExchangeOptions {
   /** Connections per bidder origin (default 128). */
   connectionsPerBidder?: number;
   notices?: NoticeOptions;
-  /**
-   * Send win and billing notices from a worker thread (notice-thread.ts), off the event loop
-   * that answers auctions. Off when absent; `adxkit serve` (startServer) turns it on.
-   */
-  noticeThread?: boolean;
   /** How long close() waits for notices in flight (default 1000 ms). */
   closeGraceMs?: number;
   /**
@@ -148,8 +142,6 @@ export class Exchange {
   private readonly bidders: BidderRuntime[];
   private readonly http: HttpClient;
   private readonly notices: NoticeSender;
-  /** Where win and billing notices go: the notice thread when there is one. */
-  private readonly noticeQueue: NoticeSender | NoticeThread;
   private readonly facts: FactAggregator;
   private readonly spool: Spool | undefined;
   private readonly logger: EventLogger;
@@ -173,7 +165,6 @@ export class Exchange {
     this.defaultTmaxMs = options.defaultTmaxMs ?? DEFAULT_TMAX_MS;
     this.http = new HttpClient({ connections: options.connectionsPerBidder, maxBodyBytes: options.maxBodyBytes });
     this.notices = new NoticeSender(this.http, this.logger, options.notices);
-    this.noticeQueue = options.noticeThread ? new NoticeThread(this.notices, this.logger, options.notices ?? {}, options.maxBodyBytes) : this.notices;
     this.spool = options.spoolDir !== undefined ? Spool.open(options.spoolDir) : undefined;
     this.facts = new FactAggregator({ sink: options.sink, flushMs: options.flushMs, logger: this.logger, spool: this.spool });
     this.bidders = options.bidders.map((config) => {
@@ -475,7 +466,7 @@ export class Exchange {
     // the first imp's winner are left out (a request allowing several currencies is rare).
     const currency = winners[0].candidate.currency;
     const seats = new Map<string, Bid[]>();
-    const notices: [string, { auction: string; bidder: string; imp: string }][] = [];
+    const notices: [string, object][] = [];
     const expires = this.clock() + this.billingTtlMs;
     for (const winner of winners) {
       const { candidate, slot } = winner;
@@ -519,7 +510,7 @@ export class Exchange {
       this.counters.impsWon++;
       context.increments.push({ side: "supply", key: slot.supplyKey, id: slot.supplyId, counts: RESPONSE });
     }
-    if (notices.length > 0) setImmediate(() => notices.forEach(([url, ctx]) => this.noticeQueue.send("win", url, ctx)));
+    if (notices.length > 0) setImmediate(() => notices.forEach(([url, ctx]) => this.notices.send("win", url, ctx)));
     const body: BidResponse = {
       id: context.request.id,
       cur: currency,
@@ -563,7 +554,7 @@ export class Exchange {
     this.counters.billing.recorded++;
     if (c.burl !== undefined) {
       const burl = c.burl;
-      setImmediate(() => this.noticeQueue.send("billing", burl, { auction: c.aid, bidder: c.bdr, imp: c.iid }));
+      setImmediate(() => this.notices.send("billing", burl, { auction: c.aid, bidder: c.bdr, imp: c.iid }));
     }
     return { status: 204 };
   }
@@ -611,7 +602,7 @@ export class Exchange {
   close(): Promise<void> {
     this.closing ??= (async () => {
       clearInterval(this.sweeper);
-      await this.noticeQueue.close(this.options.closeGraceMs ?? 1000);
+      await this.notices.close(this.options.closeGraceMs ?? 1000);
       await this.facts.close();
       await this.spool?.close();
       await this.http.close();
@@ -623,6 +614,6 @@ export class Exchange {
   stats() {
     const circuits: Record<string, CircuitSnapshot> = {};
     for (const bidder of this.bidders) if (bidder.breaker !== undefined) circuits[bidder.config.id] = bidder.breaker.snapshot();
-    return { ...this.counters.snapshot(), circuits, notices: this.noticeQueue.stats(), facts: this.facts.stats(), spool: this.spool?.stats(), seenBillingTokens: this.seenTokens.size };
+    return { ...this.counters.snapshot(), circuits, notices: this.notices.stats(), facts: this.facts.stats(), spool: this.spool?.stats(), seenBillingTokens: this.seenTokens.size };
   }
 }

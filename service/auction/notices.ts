@@ -65,8 +65,6 @@ export class NoticeSender {
   /** Called when the last active notice is done (close waits for it). */
   private onIdle: (() => void)[] = [];
   private stopped = false;
-  /** Called after the counters or the pending count changed (the notice thread publishes them). */
-  onChange: (() => void) | undefined;
   private readonly counters: Record<NoticeKind, KindCounters> = {
     win: { sent: 0, delivered: 0, retried: 0, failed: 0, dropped: 0 },
     billing: { sent: 0, delivered: 0, retried: 0, failed: 0, dropped: 0 },
@@ -85,11 +83,6 @@ export class NoticeSender {
 
   /** Calls a notice URL in the background, with retries. */
   send(kind: NoticeKind, text: string, context: object): void {
-    this.start(kind, text, context);
-    this.onChange?.();
-  }
-
-  private start(kind: NoticeKind, text: string, context: object): void {
     const counters = this.counters[kind];
     counters.sent++;
     const url = noticeUrl(text);
@@ -122,7 +115,6 @@ export class NoticeSender {
   }
 
   private callEnded(notice: Notice, status: number, error: unknown): void {
-    this.onChange?.();
     if (error === undefined && status >= 200 && status < 300) {
       this.counters[notice.kind].delivered++;
       return this.done(notice);
