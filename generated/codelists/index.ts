@@ -7,11 +7,13 @@ import { AuctionType } from "./auction-type.js";
 import { BannerAdType } from "./banner-ad-type.js";
 import { CompanionType } from "./companion-type.js";
 import { ConnectionType } from "./connection-type.js";
+import { ContentContext } from "./content-context.js";
 import { CreativeAttribute } from "./creative-attribute.js";
 import { DeliveryMethod } from "./delivery-method.js";
 import { DeviceType } from "./device-type.js";
 import { Gender } from "./gender.js";
 import { IabCategory } from "./iab-category.js";
+import { MediaRating } from "./media-rating.js";
 import { NativeContextSubtype } from "./native-context-subtype.js";
 import { NativeContext } from "./native-context.js";
 import { NativeDataAssetType } from "./native-data-asset-type.js";
@@ -22,6 +24,7 @@ import { NativePlacementType } from "./native-placement-type.js";
 import { Platform } from "./platform.js";
 import { PlaybackCessationMode } from "./playback-cessation-mode.js";
 import { PlaybackMethod } from "./playback-method.js";
+import { ProductionQuality } from "./production-quality.js";
 import { Protocol } from "./protocol.js";
 import { StartDelay } from "./start-delay.js";
 import { VideoLinearity } from "./video-linearity.js";
@@ -33,11 +36,13 @@ export { AuctionType } from "./auction-type.js";
 export { BannerAdType } from "./banner-ad-type.js";
 export { CompanionType } from "./companion-type.js";
 export { ConnectionType } from "./connection-type.js";
+export { ContentContext } from "./content-context.js";
 export { CreativeAttribute } from "./creative-attribute.js";
 export { DeliveryMethod } from "./delivery-method.js";
 export { DeviceType } from "./device-type.js";
 export { Gender } from "./gender.js";
 export { IabCategory } from "./iab-category.js";
+export { MediaRating } from "./media-rating.js";
 export { NativeContextSubtype } from "./native-context-subtype.js";
 export { NativeContext } from "./native-context.js";
 export { NativeDataAssetType } from "./native-data-asset-type.js";
@@ -48,6 +53,7 @@ export { NativePlacementType } from "./native-placement-type.js";
 export { Platform } from "./platform.js";
 export { PlaybackCessationMode } from "./playback-cessation-mode.js";
 export { PlaybackMethod } from "./playback-method.js";
+export { ProductionQuality } from "./production-quality.js";
 export { Protocol } from "./protocol.js";
 export { StartDelay } from "./start-delay.js";
 export { VideoLinearity } from "./video-linearity.js";
@@ -63,11 +69,13 @@ export const codelists: Readonly<Record<string, CodelistApi<number | string>>> =
   "banner-ad-type": BannerAdType as CodelistApi<number | string>,
   "companion-type": CompanionType as CodelistApi<number | string>,
   "connection-type": ConnectionType as CodelistApi<number | string>,
+  "content-context": ContentContext as CodelistApi<number | string>,
   "creative-attribute": CreativeAttribute as CodelistApi<number | string>,
   "delivery-method": DeliveryMethod as CodelistApi<number | string>,
   "device-type": DeviceType as CodelistApi<number | string>,
   "gender": Gender as CodelistApi<number | string>,
   "iab-category": IabCategory as CodelistApi<number | string>,
+  "media-rating": MediaRating as CodelistApi<number | string>,
   "native-context-subtype": NativeContextSubtype as CodelistApi<number | string>,
   "native-context": NativeContext as CodelistApi<number | string>,
   "native-data-asset-type": NativeDataAssetType as CodelistApi<number | string>,
@@ -78,6 +86,7 @@ export const codelists: Readonly<Record<string, CodelistApi<number | string>>> =
   "platform": Platform as CodelistApi<number | string>,
   "playback-cessation-mode": PlaybackCessationMode as CodelistApi<number | string>,
   "playback-method": PlaybackMethod as CodelistApi<number | string>,
+  "production-quality": ProductionQuality as CodelistApi<number | string>,
   "protocol": Protocol as CodelistApi<number | string>,
   "start-delay": StartDelay as CodelistApi<number | string>,
   "video-linearity": VideoLinearity as CodelistApi<number | string>,
