@@ -74,7 +74,7 @@ export interface webhooks {
         };
         /**
          * Win notice (seatbid.bid.nurl)
-         * @description Called by the exchange, HTTP GET on the bid's nurl with the macros of part 2.7 replaced, when the bid wins; not proof of delivery, view or billing. When the winning bid has no adm, the body the nurl returns is the ad markup. Retried with backoff a bounded number of times on failure; never holds up the auction.
+         * @description Called by the exchange, HTTP GET on the bid's nurl with the macros of part 2.7 replaced, when the bid wins; not proof of delivery, view or billing. When the winning bid has no adm, the body the nurl returns is the ad markup. Retried with backoff a bounded number of times on failure; never holds up the auction. Delivery (not shown in the interface document): sent within 25 ms of the auction, batched with the other notices to the same origin over keep-alive connections, pipelined (HTTP/1.1, GET) once the origin has answered without closing its connection and never after it answered `Connection: close`. At least once: a retry after a timeout may repeat a notice the bidder already received.
          */
         get: operations["winNotice"];
         put?: never;
@@ -94,7 +94,7 @@ export interface webhooks {
         };
         /**
          * Billing notice (seatbid.bid.burl)
-         * @description Called by the exchange, HTTP GET on the bid's burl with macros replaced, once, when the device calls the exchange's billing address for that impression. Retried with backoff a bounded number of times.
+         * @description Called by the exchange, HTTP GET on the bid's burl with macros replaced, once, when the device calls the exchange's billing address for that impression. Retried with backoff a bounded number of times. Sent like the win notice (batched, pipelined to origins that keep connections open; at least once).
          */
         get: operations["billingNotice"];
         put?: never;

@@ -163,7 +163,12 @@ export class Exchange {
     this.publicUrl = options.publicUrl.replace(/\/+$/, "");
     this.billingTtlMs = options.billingTtlMs ?? HOUR_MS;
     this.defaultTmaxMs = options.defaultTmaxMs ?? DEFAULT_TMAX_MS;
-    this.http = new HttpClient({ connections: options.connectionsPerBidder, maxBodyBytes: options.maxBodyBytes });
+    this.http = new HttpClient({
+      connections: options.connectionsPerBidder,
+      maxBodyBytes: options.maxBodyBytes,
+      noticeConnections: options.notices?.connections,
+      noticePipelining: options.notices?.pipelining,
+    });
     this.notices = new NoticeSender(this.http, this.logger, options.notices);
     this.spool = options.spoolDir !== undefined ? Spool.open(options.spoolDir) : undefined;
     this.facts = new FactAggregator({ sink: options.sink, flushMs: options.flushMs, logger: this.logger, spool: this.spool });

@@ -2,6 +2,9 @@
  * Win and billing notices (interface document part 6): HTTP GET on the bidder's nurl or burl,
  * macros already replaced, off the hot path. A failed call (network error, timeout, HTTP 5xx or
  * 429) is retried with exponential backoff a bounded number of times; nothing waits for it.
+ * Notices are held for up to `batchMs` and sent together, pipelined on a few connections per
+ * origin (http-client.ts sendNotices): at one win notice per auction, sending each on its own
+ * cost the exchange about 50 µs of CPU and the bidder about as much (bench/auction.ts).
  */
 import type { EventLogger } from "../events/facts.js";
 import { CallAborted, type HttpClient } from "./http-client.js";
@@ -15,6 +18,12 @@ export interface NoticeOptions {
   baseDelayMs?: number;
   /** Time allowed to one call (default 2000 ms). */
   timeoutMs?: number;
+  /** How long a notice may wait for others to be sent with (default 25 ms; 0 sends each at once). */
+  batchMs?: number;
+  /** Connections per notice origin (default 4). */
+  connections?: number;
+  /** Notices in flight on one connection, HTTP/1.1 pipelining (default 16; 1 turns it off). */
+  pipelining?: number;
   /** Notices waiting or in flight at most; past it new ones are dropped and counted (default 10000). */
   maxPending?: number;
 }
@@ -60,6 +69,10 @@ export class NoticeSender {
   private readonly baseDelayMs: number;
   private readonly timeoutMs: number;
   private readonly maxPending: number;
+  private readonly batchMs: number;
+  /** Notices waiting for the next batch (also in `active`). */
+  private batch: Notice[] = [];
+  private batchTimer: NodeJS.Timeout | undefined;
   /** Notices in flight or waiting for a retry. */
   private readonly active = new Set<Notice>();
   /** Called when the last active notice is done (close waits for it). */
@@ -79,6 +92,7 @@ export class NoticeSender {
     this.baseDelayMs = options.baseDelayMs ?? 100;
     this.timeoutMs = options.timeoutMs ?? 2000;
     this.maxPending = options.maxPending ?? 10_000;
+    this.batchMs = options.batchMs ?? 25;
   }
 
   /** Calls a notice URL in the background, with retries. */
@@ -99,8 +113,19 @@ export class NoticeSender {
     const notice: Notice = { kind, url, context, attempt: 0 };
     if (this.stopped) return this.giveUp(notice, "the exchange is closing");
     this.active.add(notice);
-    this.call(notice);
+    if (this.batchMs <= 0) return this.http.sendNotices(() => this.call(notice));
+    this.batch.push(notice);
+    this.batchTimer ??= setTimeout(this.sendBatch, this.batchMs);
   }
+
+  private readonly sendBatch = (): void => {
+    const batch = this.batch;
+    this.batch = [];
+    this.batchTimer = undefined;
+    this.http.sendNotices(() => {
+      for (const notice of batch) this.call(notice);
+    });
+  };
 
   private call(notice: Notice): void {
     notice.attempt++;
@@ -181,6 +206,10 @@ export class NoticeSender {
 
   /** Waits up to `graceMs` for notices in flight or waiting for a retry, then abandons the rest. */
   async close(graceMs = 1000): Promise<void> {
+    if (this.batchTimer !== undefined) {
+      clearTimeout(this.batchTimer);
+      this.sendBatch();
+    }
     if (this.active.size > 0) {
       let timer: NodeJS.Timeout | undefined;
       await new Promise<void>((resolve) => {

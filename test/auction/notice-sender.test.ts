@@ -3,10 +3,19 @@ import { describe, expect, test } from "vitest";
 import { CallAborted, type HttpClient } from "../../service/auction/http-client.js";
 import { NoticeSender } from "../../service/auction/notices.js";
 
-/** A scripted HttpClient.getStatus: each call takes the next outcome (a status, an error, or "hang"). */
+/**
+ * A scripted HttpClient.getStatus: each call takes the next outcome (a status, an error, or
+ * "hang"). `batches` lists the URLs of each sendNotices group.
+ */
 function scriptedHttp(outcomes: (number | Error | "hang" | "sync-error")[]) {
   const calls: { url: string; at: number; aborted?: string }[] = [];
+  const batches: string[][] = [];
   const http = {
+    sendNotices(send: () => void) {
+      const first = calls.length;
+      send();
+      batches.push(calls.slice(first).map((c) => c.url));
+    },
     getStatus(url: URL, _timeoutMs: number, onDone: (status: number, error?: unknown) => void) {
       const call: { url: string; at: number; aborted?: string } = { url: url.href, at: Date.now() };
       calls.push(call);
@@ -22,7 +31,7 @@ function scriptedHttp(outcomes: (number | Error | "hang" | "sync-error")[]) {
       };
     },
   };
-  return { http: http as unknown as HttpClient, calls };
+  return { http: http as unknown as HttpClient, calls, batches };
 }
 
 function logger() {
@@ -69,7 +78,7 @@ describe("notice sender", () => {
 
   test("a URL that is not absolute http(s) is not called; past maxPending notices are dropped and counted", async () => {
     const { http, calls } = scriptedHttp(["hang", "hang"]);
-    const sender = new NoticeSender(http, logger(), { maxPending: 2 });
+    const sender = new NoticeSender(http, logger(), { maxPending: 2, batchMs: 0 });
     sender.send("win", "ftp://dsp.example/win", {});
     sender.send("win", "/relative", {});
     for (let i = 0; i < 5; i++) sender.send("win", `http://dsp.example/win?${i}`, {});
@@ -95,6 +104,32 @@ describe("notice sender", () => {
     sender.send("win", "http://dsp.example/after-close", {});
     expect(calls).toHaveLength(3);
     expect(sender.stats().win.failed).toBe(3);
+  });
+
+  test("notices of one batchMs window leave together in one sendNotices group, each on its own call", async () => {
+    const { http, calls, batches } = scriptedHttp([]);
+    const sender = new NoticeSender(http, logger(), { batchMs: 30 });
+    const started = Date.now();
+    for (let i = 0; i < 3; i++) sender.send("win", `http://dsp.example/win?${i}`, {});
+    expect(calls).toHaveLength(0);
+    expect(sender.pending).toBe(3); // waiting notices count as pending (close and the bench wait for them)
+    await until(() => calls.length === 3);
+    expect(calls[0].at - started).toBeGreaterThanOrEqual(25);
+    sender.send("billing", "http://dsp.example/bill", {});
+    await until(() => sender.pending === 0);
+    expect(batches).toEqual([["http://dsp.example/win?0", "http://dsp.example/win?1", "http://dsp.example/win?2"], ["http://dsp.example/bill"]]);
+    expect(sender.stats().win.delivered + sender.stats().billing.delivered).toBe(4);
+  });
+
+  test("close sends the notices still waiting for their batch at once, and waits for them", async () => {
+    const { http, calls } = scriptedHttp([]);
+    const sender = new NoticeSender(http, logger(), { batchMs: 60_000 });
+    sender.send("win", "http://dsp.example/win", {});
+    const started = Date.now();
+    await sender.close(5_000);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(calls.map((c) => c.url)).toEqual(["http://dsp.example/win"]);
+    expect(sender.stats().win).toMatchObject({ sent: 1, delivered: 1 });
   });
 
   test("close returns as soon as the last notice is done", async () => {

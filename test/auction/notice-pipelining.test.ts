@@ -1,0 +1,121 @@
+/**
+ * Notices on the wire (service/auction/http-client.ts sendNotices, notices.ts batches): the
+ * notices of one batch travel pipelined on a few keep-alive connections, and a server that does
+ * not keep connections open, or answers slowly, still gets every notice exactly once.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { afterEach, describe, expect, test } from "vitest";
+import { HttpClient } from "../../service/auction/http-client.js";
+import { NoticeSender } from "../../service/auction/notices.js";
+
+const silent = { info() {}, warn() {}, error() {} };
+
+/** A notice endpoint on loopback that counts connections, reads and requests by URL. */
+async function noticeServer(answer: (res: import("node:http").ServerResponse) => void = (res) => res.writeHead(204).end()) {
+  const seen = { connections: 0, reads: 0, requests: 0, urls: new Map<string, number>() };
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((req, res) => {
+    seen.requests++;
+    seen.urls.set(req.url!, (seen.urls.get(req.url!) ?? 0) + 1);
+    answer(res);
+  });
+  server.on("connection", (socket: Socket) => {
+    seen.connections++;
+    sockets.add(socket);
+    socket.on("data", () => seen.reads++);
+    socket.on("close", () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const close = () => {
+    for (const socket of sockets) socket.destroy();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  return { base, seen, close };
+}
+
+const until = async (condition: () => boolean, ms = 5000) => {
+  const end = Date.now() + ms;
+  while (!condition() && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 5));
+  expect(condition()).toBe(true);
+};
+
+let cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  await Promise.all(cleanup.map((close) => close()));
+  cleanup = [];
+});
+
+function sender(options: { connections: number; pipelining: number; batchMs: number }) {
+  const http = new HttpClient({ noticeConnections: options.connections, noticePipelining: options.pipelining });
+  const notices = new NoticeSender(http, silent, { ...options, attempts: 3, baseDelayMs: 10, timeoutMs: 2000 });
+  cleanup.push(async () => {
+    await notices.close(1000);
+    await http.close(100);
+  });
+  return notices;
+}
+
+describe("notices on the wire", () => {
+  test("a batch travels pipelined on at most `connections` connections, several notices per read", async () => {
+    const server = await noticeServer();
+    cleanup.push(server.close);
+    const notices = sender({ connections: 2, pipelining: 16, batchMs: 20 });
+    notices.send("win", `${server.base}/win?warm`, {}); // opens a connection; the batch below finds it idle
+    await until(() => notices.pending === 0);
+    const before = { reads: server.seen.reads, requests: server.seen.requests };
+    for (let i = 0; i < 30; i++) notices.send("win", `${server.base}/win?n=${i}`, {});
+    await until(() => notices.pending === 0);
+    expect(server.seen.requests - before.requests).toBe(30);
+    expect([...server.seen.urls.values()].every((n) => n === 1)).toBe(true);
+    expect(server.seen.connections).toBeLessThanOrEqual(2);
+    // One notice per read would be 30 reads; corked and pipelined, a connection's share arrives in one write.
+    expect(server.seen.reads - before.reads).toBeLessThan(10);
+    expect(notices.stats().win).toMatchObject({ sent: 31, delivered: 31, failed: 0 });
+  });
+
+  test("a server that closes the connection after each answer still gets every notice exactly once", async () => {
+    const server = await noticeServer((res) => res.writeHead(204, { connection: "close" }).end());
+    cleanup.push(server.close);
+    const notices = sender({ connections: 2, pipelining: 16, batchMs: 10 });
+    for (let i = 0; i < 20; i++) notices.send("billing", `${server.base}/bill?n=${i}`, {});
+    await until(() => notices.pending === 0, 10_000);
+    expect(notices.stats().billing).toMatchObject({ sent: 20, delivered: 20, failed: 0 });
+    expect(server.seen.urls.size).toBe(20);
+    expect([...server.seen.urls.values()].every((n) => n === 1)).toBe(true);
+  });
+
+  test("an origin that once answered Connection: close is not pipelined to again", async () => {
+    let close = false;
+    const server = await noticeServer((res) => res.writeHead(204, close ? { connection: "close" } : {}).end());
+    cleanup.push(server.close);
+    const notices = sender({ connections: 2, pipelining: 16, batchMs: 10 });
+    notices.send("win", `${server.base}/win?keep`, {});
+    await until(() => notices.pending === 0);
+    close = true;
+    notices.send("win", `${server.base}/win?close`, {});
+    await until(() => notices.pending === 0);
+    close = false; // keeps connections open again: the origin stays off pipelining all the same
+    const before = { reads: server.seen.reads, requests: server.seen.requests };
+    for (let i = 0; i < 10; i++) notices.send("win", `${server.base}/win?n=${i}`, {});
+    await until(() => notices.pending === 0);
+    expect(server.seen.requests - before.requests).toBe(10);
+    expect(server.seen.reads - before.reads).toBe(10); // one request per write: none pipelined
+    expect(notices.stats().win).toMatchObject({ sent: 12, delivered: 12, failed: 0 });
+  });
+
+  test("a slow notice endpoint holds up only the notices to its own origin", async () => {
+    let slowAnswered = 0;
+    const slow = await noticeServer((res) => setTimeout(() => res.writeHead(204).end(() => slowAnswered++), 150));
+    const quick = await noticeServer();
+    cleanup.push(slow.close, quick.close);
+    const notices = sender({ connections: 1, pipelining: 4, batchMs: 5 });
+    for (let i = 0; i < 4; i++) notices.send("win", `${slow.base}/win?n=${i}`, {});
+    notices.send("win", `${quick.base}/win`, {});
+    await until(() => quick.seen.requests === 1, 2000);
+    expect(slowAnswered).toBeLessThan(4); // the slow origin is still working through its queue
+    await until(() => notices.pending === 0, 5000);
+    expect(notices.stats().win).toMatchObject({ delivered: 5, failed: 0 });
+  });
+});
