@@ -9,6 +9,7 @@ import { CompanionType } from "./companion-type.js";
 import { ConnectionType } from "./connection-type.js";
 import { ContentContext } from "./content-context.js";
 import { CreativeAttribute } from "./creative-attribute.js";
+import { DealAuctionType } from "./deal-auction-type.js";
 import { DeliveryMethod } from "./delivery-method.js";
 import { DeviceType } from "./device-type.js";
 import { Gender } from "./gender.js";
@@ -38,6 +39,7 @@ export { CompanionType } from "./companion-type.js";
 export { ConnectionType } from "./connection-type.js";
 export { ContentContext } from "./content-context.js";
 export { CreativeAttribute } from "./creative-attribute.js";
+export { DealAuctionType } from "./deal-auction-type.js";
 export { DeliveryMethod } from "./delivery-method.js";
 export { DeviceType } from "./device-type.js";
 export { Gender } from "./gender.js";
@@ -71,6 +73,7 @@ export const codelists: Readonly<Record<string, CodelistApi<number | string>>> =
   "connection-type": ConnectionType as CodelistApi<number | string>,
   "content-context": ContentContext as CodelistApi<number | string>,
   "creative-attribute": CreativeAttribute as CodelistApi<number | string>,
+  "deal-auction-type": DealAuctionType as CodelistApi<number | string>,
   "delivery-method": DeliveryMethod as CodelistApi<number | string>,
   "device-type": DeviceType as CodelistApi<number | string>,
   "gender": Gender as CodelistApi<number | string>,

@@ -239,7 +239,7 @@ export const namedRules: readonly { id: string; description: string; severity: "
   },
   {
     "id": "iab-category-exists",
-    "description": "Each category code (bcat, app.cat, site.cat, site.sectioncat, site.pagecat, content.cat and content.producer.cat of app or site, bid.cat) is an IAB code of the iab-category code list. A warning in lenient mode.",
+    "description": "Each category code (bcat, app.cat, site.cat, site.sectioncat, site.pagecat, publisher.cat, content.cat and content.producer.cat of app or site, bid.cat) is an IAB code of the iab-category code list. A warning in lenient mode.",
     "severity": "lenient-warning",
     "appliesTo": [
       "bid-request",

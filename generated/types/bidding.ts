@@ -628,6 +628,8 @@ export interface components {
             id?: string;
             /** @description OpenRTB 2.5: publisher name (may be aliased at the publisher's request). */
             name?: string;
+            /** @description OpenRTB 2.5: content categories of the publisher (category codes, interface document 2.8). That a well-formed code exists in the list is rule iab-category-exists of BidRequest. */
+            cat?: string[];
             /** @description OpenRTB 2.5: highest level domain of the publisher (e.g. publisher.com). */
             domain?: string;
             ext?: components["schemas"]["Ext"];

@@ -1278,6 +1278,10 @@ id?: string
  */
 name?: string
 /**
+ * OpenRTB 2.5: content categories of the publisher (category codes, interface document 2.8). That a well-formed code exists in the list is rule iab-category-exists of BidRequest.
+ */
+cat?: string[]
+/**
  * OpenRTB 2.5: highest level domain of the publisher (e.g. publisher.com).
  */
 domain?: string
