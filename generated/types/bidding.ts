@@ -403,6 +403,21 @@ export interface components {
              * @enum {integer}
              */
             embeddable?: 0 | 1;
+            /** @description OpenRTB 2.5: additional content data, each Data object from a different data source. */
+            data?: components["schemas"]["Data"][];
+            ext?: components["schemas"]["Ext"];
+        };
+        /**
+         * Data
+         * @description OpenRTB 2.5: additional data about the user or the content from one data source, such as the exchange itself or a data provider named by id or name (OpenRTB 2.5 3.2.21 Data). The interface document does not show it; the exchange passes it to bidders as it is.
+         */
+        Data: {
+            /** @description OpenRTB 2.5: exchange-specific id of the data provider. */
+            id?: string;
+            /** @description OpenRTB 2.5: exchange-specific name of the data provider. */
+            name?: string;
+            /** @description OpenRTB 2.5: segment objects, each holding one data value. */
+            segment?: components["schemas"]["Segment"][];
             ext?: components["schemas"]["Ext"];
         };
         /**
@@ -665,6 +680,19 @@ export interface components {
             ext?: components["schemas"]["Ext"];
         };
         /**
+         * Segment
+         * @description OpenRTB 2.5: one data point about the user or the content, a key-value pair of a data source (OpenRTB 2.5 3.2.22 Segment). The interface document does not show it.
+         */
+        Segment: {
+            /** @description OpenRTB 2.5: id of the data segment, specific to the data provider. */
+            id?: string;
+            /** @description OpenRTB 2.5: name of the data segment, specific to the data provider. */
+            name?: string;
+            /** @description OpenRTB 2.5: string representation of the data segment value. */
+            value?: string;
+            ext?: components["schemas"]["Ext"];
+        };
+        /**
          * Site
          * @description OpenRTB 2.5: details of the website carrying the impressions (OpenRTB 2.5 3.2.13 Site). The interface document covers in-app traffic only and does not show site; a bid request carries site or app, never both (rule site-app-exclusive).
          */
@@ -740,6 +768,8 @@ export interface components {
             customdata?: string;
             /** @description OpenRTB 2.5: location of the user's home base (not necessarily their current location). */
             geo?: components["schemas"]["Geo"];
+            /** @description OpenRTB 2.5: additional user data, each Data object from a different data source. */
+            data?: components["schemas"]["Data"][];
             ext?: components["schemas"]["Ext"];
         };
         /**

@@ -478,6 +478,30 @@ language?: string
  * OpenRTB 2.5: whether the content is embeddable (e.g. an embeddable video player): 0 no, 1 yes.
  */
 embeddable?: (0 | 1)
+/**
+ * OpenRTB 2.5: additional content data, each Data object from a different data source.
+ */
+data?: Data[]
+ext?: Ext
+[k: string]: unknown
+}
+
+/**
+ * OpenRTB 2.5: additional data about the user or the content from one data source, such as the exchange itself or a data provider named by id or name (OpenRTB 2.5 3.2.21 Data). The interface document does not show it; the exchange passes it to bidders as it is.
+ */
+export interface Data {
+/**
+ * OpenRTB 2.5: exchange-specific id of the data provider.
+ */
+id?: string
+/**
+ * OpenRTB 2.5: exchange-specific name of the data provider.
+ */
+name?: string
+/**
+ * OpenRTB 2.5: segment objects, each holding one data value.
+ */
+segment?: Segment[]
 ext?: Ext
 [k: string]: unknown
 }
@@ -1419,6 +1443,26 @@ ext?: Ext
 }
 
 /**
+ * OpenRTB 2.5: one data point about the user or the content, a key-value pair of a data source (OpenRTB 2.5 3.2.22 Segment). The interface document does not show it.
+ */
+export interface Segment {
+/**
+ * OpenRTB 2.5: id of the data segment, specific to the data provider.
+ */
+id?: string
+/**
+ * OpenRTB 2.5: name of the data segment, specific to the data provider.
+ */
+name?: string
+/**
+ * OpenRTB 2.5: string representation of the data segment value.
+ */
+value?: string
+ext?: Ext
+[k: string]: unknown
+}
+
+/**
  * OpenRTB 2.5: details of the website carrying the impressions (OpenRTB 2.5 3.2.13 Site). The interface document covers in-app traffic only and does not show site; a bid request carries site or app, never both (rule site-app-exclusive).
  */
 export interface Site {
@@ -1624,6 +1668,10 @@ customdata?: string
  * OpenRTB 2.5: location of the user's home base (not necessarily their current location).
  */
 geo?: Geo
+/**
+ * OpenRTB 2.5: additional user data, each Data object from a different data source.
+ */
+data?: Data[]
 ext?: Ext
 [k: string]: unknown
 }
