@@ -177,7 +177,10 @@ const BID_HEADERS = { "content-type": "application/json", "x-openrtb-version": "
 /** The exchange's outgoing HTTP: pools per bidder origin, agents for notices and markup fetches. */
 export class HttpClient {
   private readonly pools = new Map<string, Pool>();
+  /** Notices to origins that keep connections open: pipelined. */
   private readonly noticeAgent: Agent;
+  /** Notices to the other origins (not yet known, or closing connections): one per connection, as many connections as markup fetches. */
+  private readonly plainNoticeAgent: Agent;
   /** Markup fetches wait for the auction: never queued behind pipelined notices. */
   private readonly markupAgent: Agent;
   /** Notice origins by whether their answers keep connections open (learnKeepAlive). */
@@ -206,6 +209,7 @@ export class HttpClient {
           (callback as (...args: buildConnector.CallbackArgs) => void)(...result);
         }),
     });
+    this.plainNoticeAgent = new Agent({ keepAliveTimeout: 10_000, connections: 32 });
     this.markupAgent = new Agent({ keepAliveTimeout: 10_000, connections: 32 });
   }
 
@@ -273,10 +277,11 @@ export class HttpClient {
    */
   getStatus(url: URL, timeoutMs: number, onDone: (status: number, error?: unknown) => void): { abort(reason: string): void } {
     const origin = url.origin;
-    // undici pipelines a request only when it is not "blocking" (a GET is, by default).
-    const blocking = this.keepsAlive.get(origin) !== true;
+    const pipelined = this.keepsAlive.get(origin) === true;
     const finish = (ending: Ending) => ("error" in ending ? onDone(0, ending.error) : onDone(ending.status));
-    return this.dispatchGet(this.noticeAgent, url, blocking, new CappedBody(this.maxBodyBytes, noBody, finish, (headers) => this.learnKeepAlive(origin, headers)), timeoutMs);
+    const handler = new CappedBody(this.maxBodyBytes, noBody, finish, (headers) => this.learnKeepAlive(origin, headers));
+    // undici pipelines a request only when it is not "blocking" (a GET is, by default).
+    return this.dispatchGet(pipelined ? this.noticeAgent : this.plainNoticeAgent, url, !pipelined, handler, timeoutMs);
   }
 
   /**
@@ -307,7 +312,7 @@ export class HttpClient {
 
   /** Closes every pool and the agent: calls in flight get `graceMs` to finish, then are aborted. */
   async close(graceMs = 1000): Promise<void> {
-    const all: Dispatcher[] = [...this.pools.values(), this.noticeAgent, this.markupAgent];
+    const all: Dispatcher[] = [...this.pools.values(), this.noticeAgent, this.plainNoticeAgent, this.markupAgent];
     this.pools.clear();
     let timer: NodeJS.Timeout | undefined;
     const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
