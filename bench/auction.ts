@@ -253,7 +253,7 @@ async function main(): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   };
-  const header = ["payload", "target", "req/s", "p50 ms", "p99 ms", "max ms", "tmax", "late > tmax+10", "errors", "CPU µs/req: target", "bidders", "load gen", "all", "vs bare", "per round: median (min–max)"];
+  const header = ["payload", "target", "req/s", "p50 ms", "p99 ms", "max ms", "tmax", "late > tmax+10", "errors", "CPU µs/req: target", "bidders", "load gen", "all", "vs bare", "per round: median (min–max)", "if target-bound"];
   const rows: string[][] = [header];
   try {
     for (const kind of kinds) {
@@ -291,10 +291,12 @@ async function main(): Promise<void> {
         // The ratio of each round to the bare round just before it: how much the machine's mood moved it.
         const perRound = name !== "bare fan-out" && bare ? r.roundRates.map((rate, i) => (rate / bare.roundRates[i]) * 100).sort((x, y) => x - y) : [];
         const roundRatios = perRound.length > 0 ? `${quantile(perRound, 0.5).toFixed(0)}% (${perRound[0].toFixed(0)}–${perRound[perRound.length - 1].toFixed(0)})` : "";
+        // Where the target's one thread is the limit (a quiet machine), throughput follows the target's CPU per request.
+        const targetBound = name !== "bare fan-out" && bare ? `${((bare.cpu.target / bare.answered / per(r.cpu.target)) * 100).toFixed(0)}%` : "";
         rows.push([
           kind, name, rps.toFixed(0), ms(quantile(sorted, 0.5)), ms(quantile(sorted, 0.99)), ms(sorted[sorted.length - 1]), String(tmax),
           name !== "bare fan-out" ? String(r.late) : "-", String(r.failed),
-          per(r.cpu.target).toFixed(0), per(r.cpu.bidders).toFixed(0), per(r.cpu.load).toFixed(0), total.toFixed(0), ratio, roundRatios,
+          per(r.cpu.target).toFixed(0), per(r.cpu.bidders).toFixed(0), per(r.cpu.load).toFixed(0), total.toFixed(0), ratio, roundRatios, targetBound,
         ]);
       }
     }
@@ -309,6 +311,7 @@ async function main(): Promise<void> {
     );
     process.stdout.write(
       `\nCPU µs/req: CPU time of each process while that target was loaded, per answered request; "all" is what one request costs the machine.\n` +
+        `"if target-bound": bare's target CPU per request over this target's, the ratio to expect where the target process's one thread is the limit (a quiet machine).\n` +
         `"exchange" runs as adxkit serve does, with its write-ahead spool (service/events/spool.ts) on this machine's disk; "no spool" is the same exchange without it.\n` +
         `exchange: spool ${JSON.stringify(stats.spool)}, for ${stats.facts.events} events\n` +
         `exchange: ${stats.auctions} auctions, ${stats.noBid} no-bid, late (handler) ${stats.late}; win notices ${JSON.stringify(stats.notices.win)}\n${faults.join("\n")}\n`,
