@@ -167,6 +167,10 @@ export interface AuctionRulesModel {
   exchangeMarginFraction: number;
   defaultAuctionType: number;
   priceIncrement: number;
+  noticeAttempts: number;
+  noticeBatchMs: number;
+  noticeConnectionsPerOrigin: number;
+  noticePipelining: number;
 }
 
 /** Names of the parameters marked `x-adxkit-secret`, by where they travel, sorted. */
@@ -334,6 +338,10 @@ export function buildModel(spec: LoadedSpec): Model {
       exchangeMarginFraction: number("exchange-margin-fraction"),
       defaultAuctionType: number("default-auction-type"),
       priceIncrement: number("price-increment"),
+      noticeAttempts: number("notice-attempts"),
+      noticeBatchMs: number("notice-batch-ms"),
+      noticeConnectionsPerOrigin: number("notice-connections-per-origin"),
+      noticePipelining: number("notice-pipelining"),
     };
   }
   const secretNames = (where: string) =>

@@ -52,5 +52,9 @@ export const auctionRules = {
   "exchangeMarginMs": 10,
   "exchangeMarginFraction": 0.1,
   "defaultAuctionType": 2,
-  "priceIncrement": 0.01
+  "priceIncrement": 0.01,
+  "noticeAttempts": 3,
+  "noticeBatchMs": 25,
+  "noticeConnectionsPerOrigin": 4,
+  "noticePipelining": 16
 } as const;

@@ -74,7 +74,7 @@ export interface webhooks {
         };
         /**
          * Win notice (seatbid.bid.nurl)
-         * @description Called by the exchange, HTTP GET on the bid's nurl with the macros of part 2.7 replaced, when the bid wins; not proof of delivery, view or billing. When the winning bid has no adm, the body the nurl returns is the ad markup. Retried with backoff a bounded number of times on failure; never holds up the auction. Delivery (not shown in the interface document): sent within 25 ms of the auction, batched with the other notices to the same origin over keep-alive connections, pipelined (HTTP/1.1, GET) once the origin has answered without closing its connection and never after it answered `Connection: close`. At least once: a retry after a timeout may repeat a notice the bidder already received.
+         * @description Called by the exchange, HTTP GET on the bid's nurl with the macros of part 2.7 replaced, when the bid wins; not proof of delivery, view or billing. When the winning bid has no adm, the body the nurl returns is the ad markup. Retried with backoff a bounded number of times on failure; never holds up the auction. Delivery (not shown in the interface document): held up to notice-batch-ms (x-adxkit-auction of the auction operation) and sent with the other notices to the same origin, over keep-alive connections (notice-connections-per-origin), pipelined (HTTP/1.1, GET; notice-pipelining in flight per connection) once the origin has answered without closing its connection, and never after it answered `Connection: close`. notice-attempts calls at most. At least once: a retry after a timeout may repeat a notice the bidder already received.
          */
         get: operations["winNotice"];
         put?: never;

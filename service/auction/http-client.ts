@@ -16,6 +16,7 @@
  */
 import type { Socket } from "node:net";
 import { Agent, Pool, buildConnector, errors as undiciErrors } from "undici";
+import { auctionRules } from "../../generated/index.js";
 import type { Dispatcher } from "undici";
 
 /** Bidder faults of auction-rejections: the whole answer counts as a no-bid from that bidder. */
@@ -164,9 +165,9 @@ export interface HttpClientOptions {
   /** Connections per bidder origin (default 128). */
   connections?: number;
   maxBodyBytes?: number;
-  /** Notice connections per origin (default 4). */
+  /** Notice connections per origin (default: x-adxkit-auction notice-connections-per-origin). */
   noticeConnections?: number;
-  /** Notices in flight on one connection, HTTP/1.1 pipelining (default 16; 1 turns it off). */
+  /** Notices in flight on one connection, HTTP/1.1 pipelining (default: notice-pipelining; 1 turns it off). */
   noticePipelining?: number;
 }
 
@@ -196,8 +197,8 @@ export class HttpClient {
     const connect = buildConnector({});
     this.noticeAgent = new Agent({
       keepAliveTimeout: 10_000,
-      connections: options.noticeConnections ?? 4,
-      pipelining: options.noticePipelining ?? 16,
+      connections: options.noticeConnections ?? auctionRules.noticeConnectionsPerOrigin,
+      pipelining: options.noticePipelining ?? auctionRules.noticePipelining,
       // undici's own connector; the sockets are kept so that sendNotices can cork them.
       connect: (connectOptions, callback) =>
         connect(connectOptions, (...result: buildConnector.CallbackArgs) => {

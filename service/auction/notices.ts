@@ -6,23 +6,24 @@
  * origin (http-client.ts sendNotices): at one win notice per auction, sending each on its own
  * cost the exchange about 50 µs of CPU and the bidder about as much (bench/auction.ts).
  */
+import { auctionRules } from "../../generated/index.js";
 import type { EventLogger } from "../events/facts.js";
 import { CallAborted, type HttpClient } from "./http-client.js";
 
 export type NoticeKind = "win" | "billing";
 
 export interface NoticeOptions {
-  /** Calls per notice, the first included (default 3). */
+  /** Calls per notice, the first included (default: x-adxkit-auction notice-attempts, 3). */
   attempts?: number;
   /** Delay before the first retry; doubles each retry (default 100 ms). */
   baseDelayMs?: number;
   /** Time allowed to one call (default 2000 ms). */
   timeoutMs?: number;
-  /** How long a notice may wait for others to be sent with (default 25 ms; 0 sends each at once). */
+  /** How long a notice may wait for others to be sent with (default: notice-batch-ms, 25 ms; 0 sends each at once). */
   batchMs?: number;
-  /** Connections per notice origin (default 4). */
+  /** Connections per notice origin (default: notice-connections-per-origin, 4). */
   connections?: number;
-  /** Notices in flight on one connection, HTTP/1.1 pipelining (default 16; 1 turns it off). */
+  /** Notices in flight on one connection, HTTP/1.1 pipelining (default: notice-pipelining, 16; 1 turns it off). */
   pipelining?: number;
   /** Notices waiting or in flight at most; past it new ones are dropped and counted (default 10000). */
   maxPending?: number;
@@ -88,11 +89,11 @@ export class NoticeSender {
     private readonly logger: EventLogger,
     options: NoticeOptions = {},
   ) {
-    this.attempts = Math.max(1, options.attempts ?? 3);
+    this.attempts = Math.max(1, options.attempts ?? auctionRules.noticeAttempts);
     this.baseDelayMs = options.baseDelayMs ?? 100;
     this.timeoutMs = options.timeoutMs ?? 2000;
     this.maxPending = options.maxPending ?? 10_000;
-    this.batchMs = options.batchMs ?? 25;
+    this.batchMs = options.batchMs ?? auctionRules.noticeBatchMs;
   }
 
   /** Calls a notice URL in the background, with retries. */
