@@ -471,7 +471,6 @@ export class Exchange {
     // the first imp's winner are left out (a request allowing several currencies is rare).
     const currency = winners[0].candidate.currency;
     const seats = new Map<string, Bid[]>();
-    const notices: [string, object][] = [];
     const expires = this.clock() + this.billingTtlMs;
     for (const winner of winners) {
       const { candidate, slot } = winner;
@@ -509,13 +508,13 @@ export class Exchange {
       if (list === undefined) seats.set(candidate.seat, (list = []));
       list.push(out);
       if (winner.markup === undefined && nurl !== undefined) {
-        notices.push([replaceMacros(nurl, values), { auction: context.request.id, bidder: candidate.bidder.config.id, imp: slot.imp.id }]);
+        // Queued: the notice sender holds it for its batch, so the answer does not wait for it.
+        this.notices.send("win", replaceMacros(nurl, values), { auction: context.request.id, bidder: candidate.bidder.config.id, imp: slot.imp.id });
       }
       candidate.bidder.counters.wins++;
       this.counters.impsWon++;
       context.increments.push({ side: "supply", key: slot.supplyKey, id: slot.supplyId, counts: RESPONSE });
     }
-    if (notices.length > 0) setImmediate(() => notices.forEach(([url, ctx]) => this.notices.send("win", url, ctx)));
     const body: BidResponse = {
       id: context.request.id,
       cur: currency,
@@ -557,10 +556,7 @@ export class Exchange {
       return { status: 503, body: { errors: [{ path: "", rule: "billing-not-recorded", message: "the billing call could not be recorded durably; call again later" }] } };
     }
     this.counters.billing.recorded++;
-    if (c.burl !== undefined) {
-      const burl = c.burl;
-      setImmediate(() => this.notices.send("billing", burl, { auction: c.aid, bidder: c.bdr, imp: c.iid }));
-    }
+    if (c.burl !== undefined) this.notices.send("billing", c.burl, { auction: c.aid, bidder: c.bdr, imp: c.iid });
     return { status: 204 };
   }
 

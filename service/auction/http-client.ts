@@ -171,6 +171,8 @@ export interface HttpClientOptions {
   noticePipelining?: number;
 }
 
+/** The agents of markup fetches and of notices to origins not pipelined to: one call per connection. */
+const UNPIPELINED_AGENT = { keepAliveTimeout: 10_000, connections: 32 } as const;
 /** Notice origins remembered by learnKeepAlive at most. */
 const MAX_KNOWN_ORIGINS = 10_000;
 const BID_HEADERS = { "content-type": "application/json", "x-openrtb-version": "2.5" };
@@ -210,8 +212,8 @@ export class HttpClient {
           (callback as (...args: buildConnector.CallbackArgs) => void)(...result);
         }),
     });
-    this.plainNoticeAgent = new Agent({ keepAliveTimeout: 10_000, connections: 32 });
-    this.markupAgent = new Agent({ keepAliveTimeout: 10_000, connections: 32 });
+    this.plainNoticeAgent = new Agent(UNPIPELINED_AGENT);
+    this.markupAgent = new Agent(UNPIPELINED_AGENT);
   }
 
   /**
@@ -294,12 +296,10 @@ export class HttpClient {
   private learnKeepAlive(origin: string, headers: Record<string, string | string[] | undefined>): void {
     const connection = headers.connection;
     const closes = connection !== undefined && /(?:^|[\s,])close(?:$|[\s,])/i.test(String(connection));
-    if (closes) this.keepsAlive.set(origin, false);
-    else if (!this.keepsAlive.has(origin)) {
-      // Bounded: a bidder's nurl may name any host.
-      if (this.keepsAlive.size >= MAX_KNOWN_ORIGINS) this.keepsAlive.clear();
-      this.keepsAlive.set(origin, true);
-    }
+    if (!closes && this.keepsAlive.has(origin)) return; // known: keeps open, or closed once (for good)
+    // Bounded: a bidder's nurl may name any host.
+    if (this.keepsAlive.size >= MAX_KNOWN_ORIGINS && !this.keepsAlive.has(origin)) this.keepsAlive.clear();
+    this.keepsAlive.set(origin, !closes);
   }
 
   private dispatchGet(agent: Agent, url: URL, blocking: boolean, handler: CappedBody, timeoutMs: number): CappedBody {
