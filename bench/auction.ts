@@ -10,12 +10,14 @@
  * short rounds (bare, exchange, bare, exchange, …) so that a slow minute of a shared machine
  * weighs on both alike; rates, percentiles and CPU per request come from all rounds together.
  * On a machine whose cores are all busy, throughput follows the CPU that one request costs in
- * all three processes, so that is printed too: it says where the difference goes.
+ * all three processes, so that is printed too: it says where the difference goes. On a quieter
+ * one the target's main thread is the limit, so its CPU time is printed apart from the
+ * process's (which counts the notice thread and libuv's threads too).
  * A round of an exchange ends when its win notices in flight are done: the wait counts in its
  * time and CPU (a notice deferred past the round is still the exchange's work).
  * Bounded: per payload 2 s warm-up per target, then `--rounds` × `--duration` s per target.
  * Run with `npx tsx bench/auction.ts` (`--duration S`, `--rounds N`, `--connections N`,
- * `--payloads banner,video`, `--targets bare,exchange,nospool`; ADXKIT_BENCH_CPU_PROF=DIR profiles the target).
+ * `--payloads banner,video`, `--targets bare,exchange,nospool,mainthread`; ADXKIT_BENCH_CPU_PROF=DIR profiles the target).
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -65,14 +67,16 @@ async function bidders(): Promise<void> {
 
 /**
  * Child: the exchange as `adxkit serve` runs it (with its write-ahead spool in a temporary
- * folder, on this machine's disk), the same exchange without a spool (what the spool costs), and
- * the bare fan-out, each on its own port. The fact sink only counts: the store is not measured here.
+ * folder, on this machine's disk, and its notice thread), the same exchange without a spool
+ * (what the spool costs), the same with its notices sent from the main thread (what the notice
+ * thread moves), and the bare fan-out, each on its own port. The fact sink only counts: the store is not measured here.
  */
 async function target(endpoints: string[]): Promise<void> {
   const sink = countingSink();
   const spoolDir = mkdtempSync(join(tmpdir(), "adxkit-bench-spool-"));
+  const mainThreadSpoolDir = mkdtempSync(join(tmpdir(), "adxkit-bench-spool-"));
   const exchanges = await Promise.all(
-    [spoolDir, undefined].map(async (dir) => {
+    ([[spoolDir, true], [undefined, true], [mainThreadSpoolDir, false]] as const).map(async ([dir, noticeThread]) => {
       const app = Fastify({ logger: false, keepAliveTimeout: 65_000 });
       const handle = registerExchange(app, {
         bidders: endpoints.map((endpoint, i) => ({ id: `bench-${i + 1}`, endpoint, seat: `seat-${i + 1}` })),
@@ -80,6 +84,7 @@ async function target(endpoints: string[]): Promise<void> {
         billingSecret: Buffer.from("bench-secret"),
         publicUrl: "http://127.0.0.1:8080",
         spoolDir: dir,
+        noticeThread,
       });
       await app.listen({ port: 0, host: "127.0.0.1" });
       return { app, handle };
@@ -104,19 +109,19 @@ async function target(endpoints: string[]): Promise<void> {
   });
   await bare.listen({ port: 0, host: "127.0.0.1" });
   const port = (app: typeof bare) => (app.server.address() as { port: number }).port;
-  const [spooled, unspooled] = exchanges;
-  process.send!({ exchange: `http://127.0.0.1:${port(spooled.app)}`, exchangeNoSpool: `http://127.0.0.1:${port(unspooled.app)}`, bare: `http://127.0.0.1:${port(bare)}` });
-  process.on("message", (message: { stats?: boolean; cpu?: boolean; notices?: "exchange" | "nospool" }) => {
+  const [spooled, unspooled, onMainThread] = exchanges;
+  process.send!({ exchange: `http://127.0.0.1:${port(spooled.app)}`, exchangeNoSpool: `http://127.0.0.1:${port(unspooled.app)}`, exchangeMainThread: `http://127.0.0.1:${port(onMainThread.app)}`, bare: `http://127.0.0.1:${port(bare)}` });
+  process.on("message", (message: { stats?: boolean; cpu?: boolean; notices?: NoticeTarget }) => {
     if (message.stats) process.send!({ stats: spooled.handle.stats() });
     if (message.notices) {
-      const { notices } = (message.notices === "exchange" ? spooled : unspooled).handle.stats();
+      const { notices } = (message.notices === "exchange" ? spooled : message.notices === "nospool" ? unspooled : onMainThread).handle.stats();
       process.send!({ noticesPending: { pending: notices.pending, sent: notices.win.sent } });
     }
-    if (message.cpu) process.send!({ cpu: process.cpuUsage() });
+    if (message.cpu) process.send!({ cpu: process.cpuUsage(), thread: mainThreadCpuMs() });
   });
   process.on("disconnect", async () => {
     await Promise.all([...exchanges.map((e) => e.app.close()), bare.close(), ...pools.map((p) => p.pool.close())]);
-    rmSync(spoolDir, { recursive: true, force: true });
+    for (const dir of [spoolDir, mainThreadSpoolDir]) rmSync(dir, { recursive: true, force: true });
     process.exit(0);
   });
 }
@@ -130,6 +135,24 @@ function start(args: string[], profile = false): Promise<{ child: ChildProcess; 
     child.once("exit", (code) => reject(new Error(`bench child ${args[0]} exited with ${code}`)));
   });
 }
+
+/**
+ * CPU time of this process's main thread, ms: Linux's per-thread counters (utime + stime, in
+ * clock ticks of 10 ms), else the event loop's busy time (which also counts time spent waiting
+ * for a core). process.cpuUsage counts every thread, the notice thread included.
+ */
+function mainThreadCpuMs(): number {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return performance.eventLoopUtilization().active;
+  }
+}
+
+/** The exchange targets: as `adxkit serve` runs it, without the spool, and with its notices on the main thread. */
+type NoticeTarget = "exchange" | "nospool" | "mainthread";
 
 type PayloadKind = "banner" | "video" | "native" | "banner-bigint";
 
@@ -167,12 +190,12 @@ interface Row {
   late: number;
   failed: number;
   /** CPU microseconds spent by each process while this target was loaded. */
-  cpu: { target: number; bidders: number; load: number };
+  cpu: { target: number; bidders: number; load: number; thread: number };
   /** Answers per second of each round (a round of bare and the same round of the exchange ran minutes apart at most). */
   roundRates: number[];
 }
 
-const emptyRow = (): Row => ({ seconds: 0, answered: 0, latencies: [], late: 0, failed: 0, cpu: { target: 0, bidders: 0, load: 0 }, roundRates: [] });
+const emptyRow = (): Row => ({ seconds: 0, answered: 0, latencies: [], late: 0, failed: 0, cpu: { target: 0, bidders: 0, load: 0, thread: 0 }, roundRates: [] });
 
 /** Loads one URL for `seconds` and adds what it saw to `row` (when given; warm-up passes none). */
 function load(url: string, body: string, seconds: number, connections: number, lateAfterMs: number, row?: Row): Promise<void> {
@@ -215,19 +238,20 @@ async function main(): Promise<void> {
   const rounds = argument("--rounds", 3);
   // --payloads banner,video and --targets exchange narrow the run (profiling); a ratio needs bare in the run too.
   const kinds = list("--payloads", ["banner", "video", "native", "banner-bigint"]) as PayloadKind[];
-  const targets = list("--targets", ["bare", "exchange", "nospool"]);
+  const targets = list("--targets", ["bare", "exchange", "nospool", "mainthread"]);
   const connections = argument("--connections", 50);
   const { child: bidderProcess, message: b } = await start(["--bidders-child"]);
   const { child: targetProcess, message: t } = await start(["--target-child", JSON.stringify(b.endpoints)], true);
-  const cpuOf = async (child: ChildProcess): Promise<number> => {
+  /** A child's CPU time (all its threads) and its main thread's (when it tells), µs. */
+  const cpuOf = async (child: ChildProcess): Promise<{ cpu: number; thread: number }> => {
     child.send({ cpu: true });
-    const usage: NodeJS.CpuUsage = await new Promise((resolve) => child.once("message", (m: any) => resolve(m.cpu)));
-    return usage.user + usage.system;
+    const m: { cpu: NodeJS.CpuUsage; thread?: number } = await new Promise((resolve) => child.once("message", resolve));
+    return { cpu: m.cpu.user + m.cpu.system, thread: (m.thread ?? 0) * 1000 };
   };
   const cpuNow = async () => {
     const [target, bidders] = await Promise.all([cpuOf(targetProcess), cpuOf(bidderProcess)]);
     const own = process.cpuUsage();
-    return { target, bidders, load: own.user + own.system };
+    return { target: target.cpu, thread: target.thread, bidders: bidders.cpu, load: own.user + own.system };
   };
   /**
    * Win notices still in flight when the load stops are the exchange's work of that round: wait
@@ -235,7 +259,7 @@ async function main(): Promise<void> {
    * and none was sent since the last look (auctions still running when the load stopped send
    * theirs late). Returns the milliseconds waited.
    */
-  const noticesDrained = async (key: "exchange" | "nospool"): Promise<number> => {
+  const noticesDrained = async (key: NoticeTarget): Promise<number> => {
     const start = Date.now();
     let lastSent = -1;
     for (;;) {
@@ -253,7 +277,7 @@ async function main(): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   };
-  const header = ["payload", "target", "req/s", "p50 ms", "p99 ms", "max ms", "tmax", "late > tmax+10", "errors", "CPU µs/req: target", "bidders", "load gen", "all", "vs bare", "per round: median (min–max)", "if target-bound"];
+  const header = ["payload", "target", "req/s", "p50 ms", "p99 ms", "max ms", "tmax", "late > tmax+10", "errors", "CPU µs/req: target", "its main thread", "bidders", "load gen", "all", "vs bare", "per round: median (min–max)", "if target-bound"];
   const rows: string[][] = [header];
   try {
     for (const kind of kinds) {
@@ -263,6 +287,7 @@ async function main(): Promise<void> {
           ["bare fan-out", `${t.bare}/bare`, "bare"],
           ["exchange", `${t.exchange}/openrtb2/auction`, "exchange"],
           ["exchange, no spool", `${t.exchangeNoSpool}/openrtb2/auction`, "nospool"],
+          ["exchange, notices on main thread", `${t.exchangeMainThread}/openrtb2/auction`, "mainthread"],
         ] as const
       ).filter(([, , key]) => targets.includes(key));
       const results = new Map(all.map(([name]) => [name, emptyRow()]));
@@ -277,6 +302,7 @@ async function main(): Promise<void> {
           row.roundRates.push((row.answered - answeredBefore) / (row.seconds - secondsBefore));
           const after = await cpuNow();
           row.cpu.target += after.target - before.target;
+          row.cpu.thread += after.thread - before.thread;
           row.cpu.bidders += after.bidders - before.bidders;
           row.cpu.load += after.load - before.load;
         }
@@ -291,12 +317,12 @@ async function main(): Promise<void> {
         // The ratio of each round to the bare round just before it: how much the machine's mood moved it.
         const perRound = name !== "bare fan-out" && bare ? r.roundRates.map((rate, i) => (rate / bare.roundRates[i]) * 100).sort((x, y) => x - y) : [];
         const roundRatios = perRound.length > 0 ? `${quantile(perRound, 0.5).toFixed(0)}% (${perRound[0].toFixed(0)}–${perRound[perRound.length - 1].toFixed(0)})` : "";
-        // Where the target's one thread is the limit (a quiet machine), throughput follows the target's CPU per request.
-        const targetBound = name !== "bare fan-out" && bare ? `${((bare.cpu.target / bare.answered / per(r.cpu.target)) * 100).toFixed(0)}%` : "";
+        // Where the target's main thread is the limit (a quiet machine), throughput follows that thread's time per request.
+        const targetBound = name !== "bare fan-out" && bare ? `${((bare.cpu.thread / bare.answered / per(r.cpu.thread)) * 100).toFixed(0)}%` : "";
         rows.push([
           kind, name, rps.toFixed(0), ms(quantile(sorted, 0.5)), ms(quantile(sorted, 0.99)), ms(sorted[sorted.length - 1]), String(tmax),
           name !== "bare fan-out" ? String(r.late) : "-", String(r.failed),
-          per(r.cpu.target).toFixed(0), per(r.cpu.bidders).toFixed(0), per(r.cpu.load).toFixed(0), total.toFixed(0), ratio, roundRatios, targetBound,
+          per(r.cpu.target).toFixed(0), per(r.cpu.thread).toFixed(0), per(r.cpu.bidders).toFixed(0), per(r.cpu.load).toFixed(0), total.toFixed(0), ratio, roundRatios, targetBound,
         ]);
       }
     }
@@ -311,8 +337,9 @@ async function main(): Promise<void> {
     );
     process.stdout.write(
       `\nCPU µs/req: CPU time of each process while that target was loaded, per answered request; "all" is what one request costs the machine.\n` +
-        `"if target-bound": bare's target CPU per request over this target's, the ratio to expect where the target process's one thread is the limit (a quiet machine).\n` +
-        `"exchange" runs as adxkit serve does, with its write-ahead spool (service/events/spool.ts) on this machine's disk; "no spool" is the same exchange without it.\n` +
+        `"its main thread": the CPU time of the target's main thread alone (the process's also counts its notice thread and libuv's threads).\n` +
+        `"if target-bound": bare's main-thread CPU per request over this target's, the ratio to expect where the target's main thread is the limit (a quiet machine).\n` +
+        `"exchange" runs as adxkit serve does, with its write-ahead spool (service/events/spool.ts) on this machine's disk and its notice thread; "no spool" is the same exchange without the spool, "notices on main thread" the same with its notices sent from the main thread.\n` +
         `exchange: spool ${JSON.stringify(stats.spool)}, for ${stats.facts.events} events\n` +
         `exchange: ${stats.auctions} auctions, ${stats.noBid} no-bid, late (handler) ${stats.late}; win notices ${JSON.stringify(stats.notices.win)}\n${faults.join("\n")}\n`,
     );

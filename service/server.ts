@@ -71,7 +71,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         const bidders = await loadBidders(options.biddersFile);
         const publicUrl = options.publicUrl ?? `http://${host}:${options.port ?? 8080}`;
         const spoolDir = options.spool === false ? undefined : (options.spool ?? defaultSpoolDir(options.db));
-        exchange = registerExchange(instance, { bidders, sink: store, lenient: options.lenient, billingSecret: billingSecret(options.db), publicUrl, circuitBreaker: {}, spoolDir });
+        exchange = registerExchange(instance, { bidders, sink: store, lenient: options.lenient, billingSecret: billingSecret(options.db), publicUrl, circuitBreaker: {}, noticeThread: true, spoolDir });
       }
     },
   });

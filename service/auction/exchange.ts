@@ -22,6 +22,7 @@ import { replaceMacros, type MacroValues } from "./macros.js";
 import { markupFits } from "./markup.js";
 import { formatMicros, fromMicros, toMicros } from "./money.js";
 import { NoticeSender, type NoticeOptions } from "./notices.js";
+import { NoticeThread } from "./notice-thread.js";
 import { ExchangeStats, type BidderCounters } from "./stats.js";
 import { forwardedBody } from "./forward.js";
 
@@ -50,6 +51,11 @@ export interface ExchangeOptions {
   /** Connections per bidder origin (default 128). */
   connectionsPerBidder?: number;
   notices?: NoticeOptions;
+  /**
+   * Send win and billing notices from a worker thread (notice-thread.ts), off the event loop
+   * that answers auctions. Off when absent; `adxkit serve` (startServer) turns it on.
+   */
+  noticeThread?: boolean;
   /** How long close() waits for notices in flight (default 1000 ms). */
   closeGraceMs?: number;
   /**
@@ -141,7 +147,10 @@ const seatPath = /^\/seatbid\/(\d+)(?:\/|$)/;
 export class Exchange {
   private readonly bidders: BidderRuntime[];
   private readonly http: HttpClient;
+  /** This thread's sender: markup fetches, and the notices when there is no notice thread. */
   private readonly notices: NoticeSender;
+  /** Where win and billing notices go: the notice thread when there is one. */
+  private readonly noticeQueue: NoticeSender | NoticeThread;
   private readonly facts: FactAggregator;
   private readonly spool: Spool | undefined;
   private readonly logger: EventLogger;
@@ -170,6 +179,7 @@ export class Exchange {
       noticePipelining: options.notices?.pipelining,
     });
     this.notices = new NoticeSender(this.http, this.logger, options.notices);
+    this.noticeQueue = options.noticeThread ? new NoticeThread(this.notices, this.logger, options.notices ?? {}, options.maxBodyBytes) : this.notices;
     this.spool = options.spoolDir !== undefined ? Spool.open(options.spoolDir) : undefined;
     this.facts = new FactAggregator({ sink: options.sink, flushMs: options.flushMs, logger: this.logger, spool: this.spool });
     this.bidders = options.bidders.map((config) => {
@@ -509,7 +519,7 @@ export class Exchange {
       list.push(out);
       if (winner.markup === undefined && nurl !== undefined) {
         // Queued: the notice sender holds it for its batch, so the answer does not wait for it.
-        this.notices.send("win", replaceMacros(nurl, values), { auction: context.request.id, bidder: candidate.bidder.config.id, imp: slot.imp.id });
+        this.noticeQueue.send("win", replaceMacros(nurl, values), { auction: context.request.id, bidder: candidate.bidder.config.id, imp: slot.imp.id });
       }
       candidate.bidder.counters.wins++;
       this.counters.impsWon++;
@@ -556,7 +566,7 @@ export class Exchange {
       return { status: 503, body: { errors: [{ path: "", rule: "billing-not-recorded", message: "the billing call could not be recorded durably; call again later" }] } };
     }
     this.counters.billing.recorded++;
-    if (c.burl !== undefined) this.notices.send("billing", c.burl, { auction: c.aid, bidder: c.bdr, imp: c.iid });
+    if (c.burl !== undefined) this.noticeQueue.send("billing", c.burl, { auction: c.aid, bidder: c.bdr, imp: c.iid });
     return { status: 204 };
   }
 
@@ -603,7 +613,7 @@ export class Exchange {
   close(): Promise<void> {
     this.closing ??= (async () => {
       clearInterval(this.sweeper);
-      await this.notices.close(this.options.closeGraceMs ?? 1000);
+      await this.noticeQueue.close(this.options.closeGraceMs ?? 1000);
       await this.facts.close();
       await this.spool?.close();
       await this.http.close();
@@ -615,6 +625,6 @@ export class Exchange {
   stats() {
     const circuits: Record<string, CircuitSnapshot> = {};
     for (const bidder of this.bidders) if (bidder.breaker !== undefined) circuits[bidder.config.id] = bidder.breaker.snapshot();
-    return { ...this.counters.snapshot(), circuits, notices: this.notices.stats(), facts: this.facts.stats(), spool: this.spool?.stats(), seenBillingTokens: this.seenTokens.size };
+    return { ...this.counters.snapshot(), circuits, notices: this.noticeQueue.stats(), facts: this.facts.stats(), spool: this.spool?.stats(), seenBillingTokens: this.seenTokens.size };
   }
 }

@@ -6,7 +6,8 @@
  * origin (http-client.ts sendNotices): at one win notice per auction, sending each on its own
  * cost the exchange about 50 µs of CPU and the bidder about as much (bench/auction.ts).
  */
-import { auctionRules } from "../../generated/index.js";
+// The rules module alone: the notice worker loads this file and has no use for the validators.
+import { auctionRules } from "../../generated/macros/index.js";
 import type { EventLogger } from "../events/facts.js";
 import { CallAborted, type HttpClient } from "./http-client.js";
 
@@ -79,6 +80,8 @@ export class NoticeSender {
   /** Called when the last active notice is done (close waits for it). */
   private onIdle: (() => void)[] = [];
   private stopped = false;
+  /** Called after the counters or the pending count changed (the notice thread publishes them). */
+  onChange: (() => void) | undefined;
   private readonly counters: Record<NoticeKind, KindCounters> = {
     win: { sent: 0, delivered: 0, retried: 0, failed: 0, dropped: 0 },
     billing: { sent: 0, delivered: 0, retried: 0, failed: 0, dropped: 0 },
@@ -98,25 +101,53 @@ export class NoticeSender {
 
   /** Calls a notice URL in the background, with retries. */
   send(kind: NoticeKind, text: string, context: object): void {
+    const notice = this.admit(kind, text, context);
+    if (notice !== undefined) {
+      if (this.batchMs <= 0) this.http.sendNotices(() => this.call(notice));
+      else {
+        this.batch.push(notice);
+        this.batchTimer ??= setTimeout(this.sendBatch, this.batchMs);
+      }
+    }
+    this.onChange?.();
+  }
+
+  /**
+   * Sends notices now, together with any still waiting for the batch: the notice thread hands
+   * over groups the exchange already held for the batch window.
+   */
+  sendNow(notices: Iterable<[kind: NoticeKind, text: string, context: object]>): void {
+    for (const [kind, text, context] of notices) {
+      const notice = this.admit(kind, text, context);
+      if (notice !== undefined) this.batch.push(notice);
+    }
+    if (this.batchTimer !== undefined) clearTimeout(this.batchTimer);
+    if (this.batch.length > 0) this.sendBatch();
+    this.onChange?.();
+  }
+
+  /** Counts a notice and starts tracking it; undefined when it is not to be called (bad URL, too many pending, closing). */
+  private admit(kind: NoticeKind, text: string, context: object): Notice | undefined {
     const counters = this.counters[kind];
     counters.sent++;
     const url = noticeUrl(text);
     if (url === undefined) {
       counters.failed++;
       this.logger.warn({ ...context, kind, url: text }, "notice URL is not an absolute http(s) URL; not called");
-      return;
+      return undefined;
     }
     if (this.active.size >= this.maxPending) {
       // Once per thousand drops: a dead notice endpoint must not flood the log either.
       if (counters.dropped++ % 1000 === 0) this.logger.warn({ ...context, kind, pending: this.active.size, dropped: counters.dropped }, "too many notices pending; dropped");
-      return;
+      return undefined;
     }
     const notice: Notice = { kind, url, context, attempt: 0 };
-    if (this.stopped) return this.giveUp(notice, "the exchange is closing");
+    if (this.stopped) {
+      this.giveUp(notice, "the exchange is closing");
+      return undefined;
+    }
     this.active.add(notice);
-    if (this.batchMs <= 0) return this.http.sendNotices(() => this.call(notice));
-    this.batch.push(notice);
-    this.batchTimer ??= setTimeout(this.sendBatch, this.batchMs);
+    return notice;
   }
 
   private readonly sendBatch = (): void => {
@@ -141,6 +172,7 @@ export class NoticeSender {
   }
 
   private callEnded(notice: Notice, status: number, error: unknown): void {
+    this.onChange?.();
     if (error === undefined && status >= 200 && status < 300) {
       this.counters[notice.kind].delivered++;
       return this.done(notice);

@@ -121,6 +121,27 @@ describe("notice sender", () => {
     expect(sender.stats().win.delivered + sender.stats().billing.delivered).toBe(4);
   });
 
+  test("sendNow sends a handed-over group at once, with the notices still waiting for their batch, in one sendNotices group", async () => {
+    const { http, calls, batches } = scriptedHttp([]);
+    const log = logger();
+    const sender = new NoticeSender(http, log, { batchMs: 60_000 });
+    sender.send("win", "http://dsp.example/win?waiting", {});
+    const changes: number[] = [];
+    sender.onChange = () => changes.push(sender.pending);
+    sender.sendNow([
+      ["win", "http://dsp.example/win?0", { auction: "a0" }],
+      ["billing", "ftp://dsp.example/bill", { auction: "a1" }],
+      ["billing", "http://dsp.example/bill?1", { auction: "a2" }],
+    ]);
+    // No wait for the 60 s window: the group and the waiting notice left in this call.
+    expect(batches).toEqual([["http://dsp.example/win?waiting", "http://dsp.example/win?0", "http://dsp.example/bill?1"]]);
+    expect(changes).toEqual([3]);
+    await until(() => sender.pending === 0);
+    expect(calls).toHaveLength(3);
+    expect(sender.stats()).toMatchObject({ win: { sent: 2, delivered: 2 }, billing: { sent: 2, delivered: 1, failed: 1 } });
+    expect(log.warnings.map((w) => w.obj.auction)).toEqual(["a1"]);
+  });
+
   test("close sends the notices still waiting for their batch at once, and waits for them", async () => {
     const { http, calls } = scriptedHttp([]);
     const sender = new NoticeSender(http, logger(), { batchMs: 60_000 });
