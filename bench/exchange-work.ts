@@ -10,7 +10,7 @@
  * process, with nothing but this work, it is not. `answers JSON.parse` is the part of it that
  * the bare fan-out of bench/auction.ts pays too (it parses the three answers).
  * Bounded: per payload 5 rounds of `--auctions` (default 10,000, 50 at a time) with the spool, without, and of the parse baseline, alternating.
- * Run with `npx tsx bench/exchange-work.ts` after `npm run build`.
+ * Run with `npx tsx bench/exchange-work.ts` after `npm run build` (`--auctions N`, `--payloads video` to profile one).
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -109,7 +109,11 @@ function answersParse(answers: Map<string, string>): number {
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1];
 
 const rows = [["payload", "CPU µs/auction: with spool", "no spool", "of which answers JSON.parse"]];
-for (const kind of ["banner", "video", "native"]) {
+const payloads = (() => {
+  const i = process.argv.indexOf("--payloads");
+  return i > 0 ? process.argv[i + 1].split(",") : ["banner", "video", "native"];
+})();
+for (const kind of payloads) {
   const text = JSON.stringify(JSON.parse(readFileSync(`bench/payloads/${kind}.json`, "utf8")));
   const answers = await capturedAnswers(text);
   const spoolDir = mkdtempSync(join(tmpdir(), "adxkit-bench-work-"));
