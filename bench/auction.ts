@@ -30,6 +30,7 @@ import { Pool } from "undici";
 import { loadCompiled } from "./compiled.js";
 import { benchBidders, countingSink } from "./exchange-fixtures.js";
 import { printTable } from "./table.js";
+import { mainThreadCpuMicros } from "./thread-cpu.js";
 
 // The exchange and the bidders run from dist/ (what users run): tsx's on-the-fly transform
 // costs a measurable share of the exchange's own CPU time per auction.
@@ -117,7 +118,7 @@ async function target(endpoints: string[]): Promise<void> {
       const { notices } = (message.notices === "exchange" ? spooled : message.notices === "nospool" ? unspooled : onMainThread).handle.stats();
       process.send!({ noticesPending: { pending: notices.pending, sent: notices.win.sent } });
     }
-    if (message.cpu) process.send!({ cpu: process.cpuUsage(), thread: mainThreadCpuMs() });
+    if (message.cpu) process.send!({ cpu: process.cpuUsage(), thread: mainThreadCpuMicros() });
   });
   process.on("disconnect", async () => {
     await Promise.all([...exchanges.map((e) => e.app.close()), bare.close(), ...pools.map((p) => p.pool.close())]);
@@ -134,21 +135,6 @@ function start(args: string[], profile = false): Promise<{ child: ChildProcess; 
     child.once("message", (message) => resolve({ child, message }));
     child.once("exit", (code) => reject(new Error(`bench child ${args[0]} exited with ${code}`)));
   });
-}
-
-/**
- * CPU time of this process's main thread, ms: Linux's per-thread counters (utime + stime, in
- * clock ticks of 10 ms), else the event loop's busy time (which also counts time spent waiting
- * for a core). process.cpuUsage counts every thread, the notice thread included.
- */
-function mainThreadCpuMs(): number {
-  try {
-    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return performance.eventLoopUtilization().active;
-  }
 }
 
 /** The exchange targets: as `adxkit serve` runs it, without the spool, and with its notices on the main thread. */
@@ -246,7 +232,7 @@ async function main(): Promise<void> {
   const cpuOf = async (child: ChildProcess): Promise<{ cpu: number; thread: number }> => {
     child.send({ cpu: true });
     const m: { cpu: NodeJS.CpuUsage; thread?: number } = await new Promise((resolve) => child.once("message", resolve));
-    return { cpu: m.cpu.user + m.cpu.system, thread: (m.thread ?? 0) * 1000 };
+    return { cpu: m.cpu.user + m.cpu.system, thread: m.thread ?? 0 };
   };
   const cpuNow = async () => {
     const [target, bidders] = await Promise.all([cpuOf(targetProcess), cpuOf(bidderProcess)]);

@@ -11,26 +11,15 @@
  * Run with `npx tsx bench/notices.ts` after `npm run build`.
  */
 import { fork, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { loadCompiled } from "./compiled.js";
 import { printTable } from "./table.js";
+import { mainThreadCpuMicros } from "./thread-cpu.js";
 
 const { startBidder } = await loadCompiled<typeof import("../service/bidder/index.js")>("service/bidder/index.js");
 
 const PER_BATCH = 90;
 const WINDOW_MS = 25;
-
-/** CPU time of this process's main thread, µs (Linux; NaN elsewhere). */
-function mainThreadCpu(): number {
-  try {
-    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
-  } catch {
-    return NaN;
-  }
-}
 
 const cpu = (usage: NodeJS.CpuUsage) => usage.user + usage.system;
 
@@ -93,11 +82,11 @@ async function main(): Promise<void> {
     for (const [, sender] of modes) await run(sender, 2000);
     for (let round = 0; round < rounds; round++) {
       for (const [name, sender] of modes) {
-        const [main0, process0, bidder0] = [mainThreadCpu(), process.cpuUsage(), await bidderCpu()];
+        const [main0, process0, bidder0] = [mainThreadCpuMicros(), process.cpuUsage(), await bidderCpu()];
         const sent = await run(sender, 4000);
         const t = totals.get(name)!;
         t.notices += sent;
-        t.main += mainThreadCpu() - main0;
+        t.main += mainThreadCpuMicros() - main0;
         t.process += cpu(process.cpuUsage(process0));
         t.bidder += (await bidderCpu()) - bidder0;
       }
