@@ -1,6 +1,6 @@
 /**
  * Win and billing notices sent from a worker thread (notice-worker.ts), so that their HTTP
- * calls — one GET per auction won, 20–30 µs of CPU each even pipelined (bench/auction.ts) — do
+ * calls — one GET per auction won, 20–30 µs of CPU each even pipelined (bench/notices.ts) — do
  * not run on the event loop that answers auctions. The notices of a batch window (notices.ts
  * `batchMs`) go over in one message and leave the worker together; the worker's counters live
  * in a shared array, read here without a message; its log records come back as messages.
@@ -53,7 +53,7 @@ const KINDS: readonly NoticeKind[] = ["win", "billing"];
 export class NoticeThread {
   private readonly counters = new BigInt64Array(new SharedArrayBuffer(SLOTS * 8));
   private worker: Worker | undefined;
-  /** Notices of this turn not yet handed over (flat: kind, url, auction, bidder, imp). */
+  /** Notices of this batch window not yet handed over (flat: kind, url, auction, bidder, imp). */
   private queue: string[] = [];
   private flushTimer: NodeJS.Timeout | undefined;
   private readonly batchMs: number;
