@@ -70,7 +70,8 @@ async function bidders(): Promise<void> {
  * Child: the exchange as `adxkit serve` runs it (with its write-ahead spool in a temporary
  * folder, on this machine's disk, and its notice thread), the same exchange without a spool
  * (what the spool costs), the same with its notices sent from the main thread (what the notice
- * thread moves), and the bare fan-out, each on its own port. The fact sink only counts: the store is not measured here.
+ * thread moves), and the bare fan-out, each on its own port. All with Fastify's logger off:
+ * `adxkit serve` at `--log-level info` also writes two request lines per auction. The fact sink only counts: the store is not measured here.
  */
 async function target(endpoints: string[]): Promise<void> {
   const sink = countingSink();
@@ -86,6 +87,7 @@ async function target(endpoints: string[]): Promise<void> {
         publicUrl: "http://127.0.0.1:8080",
         spoolDir: dir,
         noticeThread,
+        circuitBreaker: {}, // as adxkit serve has it
       });
       await app.listen({ port: 0, host: "127.0.0.1" });
       return { app, handle };
