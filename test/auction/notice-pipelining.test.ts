@@ -4,7 +4,7 @@
  * not keep connections open, or answers slowly, still gets every notice exactly once.
  */
 import { createServer, type Server } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import { createServer as createNetServer, type AddressInfo, type Socket } from "node:net";
 import { afterEach, describe, expect, test } from "vitest";
 import { HttpClient } from "../../service/auction/http-client.js";
 import { NoticeSender } from "../../service/auction/notices.js";
@@ -86,6 +86,45 @@ describe("notices on the wire", () => {
     expect(notices.stats().billing).toMatchObject({ sent: 20, delivered: 20, failed: 0 });
     expect(server.seen.urls.size).toBe(20);
     expect([...server.seen.urls.values()].every((n) => n === 1)).toBe(true);
+  });
+
+  test("an HTTP/1.0 server that closes after each answer without saying so gets every notice exactly once", async () => {
+    // HTTP/1.0 without `Connection: keep-alive` closes by default: undici sees it (the answer is
+    // not keep-alive), sends the notices pipelined behind again on new connections, and such a
+    // server reads one request per connection, so none is acted on twice.
+    const acted = new Map<string, number>();
+    let connections = 0;
+    let mostRequestsOnOneConnection = 0;
+    const server = createNetServer((socket) => {
+      connections++;
+      let head = "";
+      let received = "";
+      socket.on("error", () => {});
+      socket.on("data", (chunk) => {
+        received += chunk.toString("latin1");
+        mostRequestsOnOneConnection = Math.max(mostRequestsOnOneConnection, received.split("GET ").length - 1);
+        if (head === "done") return;
+        head += chunk.toString("latin1");
+        if (!head.includes("\r\n\r\n")) return;
+        const path = head.split(" ")[1];
+        acted.set(path, (acted.get(path) ?? 0) + 1);
+        head = "done";
+        socket.end("HTTP/1.0 204 No Content\r\n\r\n");
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    cleanup.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const notices = sender({ connections: 2, pipelining: 16, batchMs: 10 });
+    notices.send("win", `${base}/win?first`, {}); // learnt as keeping connections open: no close header
+    await until(() => notices.pending === 0);
+    for (let i = 0; i < 40; i++) notices.send("win", `${base}/win?n=${i}`, {});
+    await until(() => notices.pending === 0, 10_000);
+    expect(notices.stats().win).toMatchObject({ sent: 41, delivered: 41, failed: 0 });
+    expect(acted.size).toBe(41);
+    expect([...acted.values()].every((n) => n === 1)).toBe(true);
+    expect(connections).toBe(41);
+    expect(mostRequestsOnOneConnection).toBeGreaterThan(1); // the risky case happened: notices were pipelined to it
   });
 
   test("an origin that once answered Connection: close is not pipelined to again", async () => {
