@@ -71,28 +71,39 @@ async function bidders(): Promise<void> {
  * folder, on this machine's disk, and its notice thread), the same exchange without a spool
  * (what the spool costs), the same with its notices sent from the main thread (what the notice
  * thread moves), and the bare fan-out, each on its own port. All with Fastify's logger off:
- * `adxkit serve` at `--log-level info` also writes two request lines per auction. The fact sink only counts: the store is not measured here.
+ * `adxkit serve` at `--log-level info` also writes two request lines per auction. The fact
+ * sink only counts: the store is not measured here.
  */
 async function target(endpoints: string[]): Promise<void> {
   const sink = countingSink();
-  const spoolDir = mkdtempSync(join(tmpdir(), "adxkit-bench-spool-"));
-  const mainThreadSpoolDir = mkdtempSync(join(tmpdir(), "adxkit-bench-spool-"));
-  const exchanges = await Promise.all(
-    ([[spoolDir, true], [undefined, true], [mainThreadSpoolDir, false]] as const).map(async ([dir, noticeThread]) => {
-      const app = Fastify({ logger: false, keepAliveTimeout: 65_000 });
-      const handle = registerExchange(app, {
-        bidders: endpoints.map((endpoint, i) => ({ id: `bench-${i + 1}`, endpoint, seat: `seat-${i + 1}` })),
-        sink,
-        billingSecret: Buffer.from("bench-secret"),
-        publicUrl: "http://127.0.0.1:8080",
-        spoolDir: dir,
-        noticeThread,
-        circuitBreaker: {}, // as adxkit serve has it
-      });
-      await app.listen({ port: 0, host: "127.0.0.1" });
-      return { app, handle };
-    }),
-  );
+  const spoolDirs: string[] = [];
+  const spoolDir = () => {
+    const dir = mkdtempSync(join(tmpdir(), "adxkit-bench-spool-"));
+    spoolDirs.push(dir);
+    return dir;
+  };
+  const variants: Record<NoticeTarget, { spoolDir?: string; noticeThread: boolean }> = {
+    exchange: { spoolDir: spoolDir(), noticeThread: true },
+    nospool: { noticeThread: true },
+    mainthread: { spoolDir: spoolDir(), noticeThread: false },
+  };
+  const exchanges = Object.fromEntries(
+    await Promise.all(
+      Object.entries(variants).map(async ([key, variant]) => {
+        const app = Fastify({ logger: false, keepAliveTimeout: 65_000 });
+        const handle = registerExchange(app, {
+          bidders: endpoints.map((endpoint, i) => ({ id: `bench-${i + 1}`, endpoint, seat: `seat-${i + 1}` })),
+          sink,
+          billingSecret: Buffer.from("bench-secret"),
+          publicUrl: "http://127.0.0.1:8080",
+          ...variant,
+          circuitBreaker: {}, // as adxkit serve has it
+        });
+        await app.listen({ port: 0, host: "127.0.0.1" });
+        return [key, { app, handle }] as const;
+      }),
+    ),
+  ) as Record<NoticeTarget, { app: ReturnType<typeof Fastify>; handle: ReturnType<typeof registerExchange> }>;
 
   const bare = Fastify({ logger: false, keepAliveTimeout: 65_000 });
   const pools = endpoints.map((e) => ({ pool: new Pool(new URL(e).origin, { connections: 128 }), path: new URL(e).pathname }));
@@ -112,19 +123,19 @@ async function target(endpoints: string[]): Promise<void> {
   });
   await bare.listen({ port: 0, host: "127.0.0.1" });
   const port = (app: typeof bare) => (app.server.address() as { port: number }).port;
-  const [spooled, unspooled, onMainThread] = exchanges;
-  process.send!({ exchange: `http://127.0.0.1:${port(spooled.app)}`, exchangeNoSpool: `http://127.0.0.1:${port(unspooled.app)}`, exchangeMainThread: `http://127.0.0.1:${port(onMainThread.app)}`, bare: `http://127.0.0.1:${port(bare)}` });
+  const urls = Object.fromEntries(Object.entries(exchanges).map(([key, e]) => [key, `http://127.0.0.1:${port(e.app)}`]));
+  process.send!({ ...urls, bare: `http://127.0.0.1:${port(bare)}` });
   process.on("message", (message: { stats?: boolean; cpu?: boolean; notices?: NoticeTarget }) => {
-    if (message.stats) process.send!({ stats: spooled.handle.stats() });
+    if (message.stats) process.send!({ stats: exchanges.exchange.handle.stats() });
     if (message.notices) {
-      const { notices } = (message.notices === "exchange" ? spooled : message.notices === "nospool" ? unspooled : onMainThread).handle.stats();
+      const { notices } = exchanges[message.notices].handle.stats();
       process.send!({ noticesPending: { pending: notices.pending, sent: notices.win.sent } });
     }
     if (message.cpu) process.send!({ cpu: process.cpuUsage(), thread: mainThreadCpuMicros() });
   });
   process.on("disconnect", async () => {
-    await Promise.all([...exchanges.map((e) => e.app.close()), bare.close(), ...pools.map((p) => p.pool.close())]);
-    for (const dir of [spoolDir, mainThreadSpoolDir]) rmSync(dir, { recursive: true, force: true });
+    await Promise.all([...Object.values(exchanges).map((e) => e.app.close()), bare.close(), ...pools.map((p) => p.pool.close())]);
+    for (const dir of spoolDirs) rmSync(dir, { recursive: true, force: true });
     process.exit(0);
   });
 }
@@ -274,8 +285,8 @@ async function main(): Promise<void> {
         [
           ["bare fan-out", `${t.bare}/bare`, "bare"],
           ["exchange", `${t.exchange}/openrtb2/auction`, "exchange"],
-          ["exchange, no spool", `${t.exchangeNoSpool}/openrtb2/auction`, "nospool"],
-          ["exchange, notices on main thread", `${t.exchangeMainThread}/openrtb2/auction`, "mainthread"],
+          ["exchange, no spool", `${t.nospool}/openrtb2/auction`, "nospool"],
+          ["exchange, notices on main thread", `${t.mainthread}/openrtb2/auction`, "mainthread"],
         ] as const
       ).filter(([, , key]) => targets.includes(key));
       const results = new Map(all.map(([name]) => [name, emptyRow()]));
