@@ -97,6 +97,8 @@ export interface ReportLimitsModel {
   defaultMetrics: string[];
   maxRangeMonths: number;
   legacyEarliestStart: string;
+  /** Longest identifier the report store keeps; the maxLength of every field marked `x-max-length: max-id-length`. */
+  maxIdLength: number;
 }
 
 export interface ErrorsModel {
@@ -132,6 +134,8 @@ export interface OperationModel {
   tag: string;
   /** Where the payload comes from: the JSON body or the query string. */
   payload: "body" | "query" | "none";
+  /** Largest request body in bytes (`x-adxkit-body-limit`); the server's default when absent. */
+  bodyLimit?: number;
   /** Validator kind of the payload (an `x-validator` of spec/schemas). */
   payloadKind?: string;
   parameters: ParameterModel[];
@@ -163,6 +167,9 @@ export interface MacroModel {
 /** The exchange's numeric auction rules (bidding.yaml, the auction operation's x-adxkit-auction). */
 export interface AuctionRulesModel {
   defaultTmaxMs: number;
+  /** tmax is clamped into [minTmaxMs, maxTmaxMs]. */
+  minTmaxMs: number;
+  maxTmaxMs: number;
   exchangeMarginMs: number;
   exchangeMarginFraction: number;
   defaultAuctionType: number;
@@ -171,6 +178,8 @@ export interface AuctionRulesModel {
   noticeBatchMs: number;
   noticeConnectionsPerOrigin: number;
   noticePipelining: number;
+  /** Highest bid accepted, CPM in the bid's currency, unless configured otherwise. */
+  maxBidCpm: number;
 }
 
 /** Names of the parameters marked `x-adxkit-secret`, by where they travel, sorted. */
@@ -222,6 +231,7 @@ export function buildModel(spec: LoadedSpec): Model {
   const codelistIds = new Set(codelists.map((c) => c.id));
   const errors = buildErrors(spec.errors.data, problems);
   const namedRules = new Map(errors.namedRules.map((r) => [r.id, r]));
+  const limits: Record<string, unknown> = spec.errors.data?.["report-limits"] ?? {};
 
   const byFile = new Map(spec.schemas.map((s) => [s.file, s]));
   const schemas = spec.schemas.map((file): SchemaModel => {
@@ -239,6 +249,14 @@ export function buildModel(spec: LoadedSpec): Model {
       }
       if (node["x-rule"] !== undefined && !namedRules.has(node["x-rule"])) {
         problems.push(`${where}${at}: x-rule ${node["x-rule"]} is not declared in errors.yaml validation-rules.named`);
+      }
+      // x-max-length names a limit of errors.yaml report-limits: that number becomes the field's
+      // maxLength here, before any emitter reads the schema (validators, types, docs).
+      if (node["x-max-length"] !== undefined) {
+        const limit = limits[node["x-max-length"]];
+        if (!Number.isInteger(limit)) problems.push(`${where}${at}: x-max-length ${node["x-max-length"]} names no integer of errors.yaml report-limits`);
+        else if (node.maxLength !== undefined) problems.push(`${where}${at}: x-max-length and maxLength together; write only x-max-length`);
+        else node.maxLength = limit;
       }
     });
     const rules: RuleModel[] = (schema["x-rules"] ?? []).map((r: any) => ({ id: r.id, description: r.description ?? "" }));
@@ -342,6 +360,9 @@ export function buildModel(spec: LoadedSpec): Model {
       noticeBatchMs: number("notice-batch-ms"),
       noticeConnectionsPerOrigin: number("notice-connections-per-origin"),
       noticePipelining: number("notice-pipelining"),
+      minTmaxMs: number("min-tmax-ms"),
+      maxTmaxMs: number("max-tmax-ms"),
+      maxBidCpm: number("max-bid-cpm"),
     };
   }
   const secretNames = (where: string) =>
@@ -368,6 +389,7 @@ export const knownExtensions = new Set([
   "x-adxkit-choice",
   "x-deprecated",
   "x-examples",
+  "x-max-length",
 ]);
 
 function buildErrors(data: any, problems: string[]): ErrorsModel {
@@ -382,7 +404,7 @@ function buildErrors(data: any, problems: string[]): ErrorsModel {
   // validation-rules holds both the keyword kinds (with `keywords`) and the named rules (with `severity`).
   const rules: any[] = data?.["validation-rules"] ?? [];
   const limits = data?.["report-limits"] ?? {};
-  for (const key of ["limit-default", "limit-max", "default-metrics", "max-range-months", "legacy-earliest-start"]) {
+  for (const key of ["limit-default", "limit-max", "default-metrics", "max-range-months", "legacy-earliest-start", "max-id-length"]) {
     if (limits[key] === undefined) problems.push(`errors.yaml: report-limits.${key} is missing`);
   }
   return {
@@ -393,6 +415,7 @@ function buildErrors(data: any, problems: string[]): ErrorsModel {
       defaultMetrics: limits["default-metrics"],
       maxRangeMonths: limits["max-range-months"],
       legacyEarliestStart: limits["legacy-earliest-start"],
+      maxIdLength: limits["max-id-length"],
     },
     precedence: data?.["report-status-precedence"] ?? [],
     validationRules: rules.filter((r) => Array.isArray(r.keywords)).map((k) => ({ id: k.id, description: k.description ?? "", keywords: k.keywords })),
@@ -570,6 +593,7 @@ function operationsOf(paths: Record<string, any>, securitySchemes: Record<string
         description: op.description ?? "",
         tag: op.tags?.[0] ?? "default",
         payload: op["x-adxkit-payload"] ?? (op.requestBody ? "body" : "none"),
+        bodyLimit: op["x-adxkit-body-limit"],
         payloadKind: op["x-adxkit-payload-kind"],
         parameters,
         credentialsIn,

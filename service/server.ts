@@ -17,6 +17,8 @@ export interface ServerOptions {
   host?: string;
   port?: number;
   biddersFile?: string;
+  /** Highest bid price the exchange takes, CPM (default: the spec's max-bid-cpm). */
+  maxBidCpm?: number;
   publicUrl?: string;
   lenient?: boolean;
   logLevel?: string;
@@ -71,7 +73,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         const bidders = await loadBidders(options.biddersFile);
         const publicUrl = options.publicUrl ?? `http://${host}:${options.port ?? 8080}`;
         const spoolDir = options.spool === false ? undefined : (options.spool ?? defaultSpoolDir(options.db));
-        exchange = registerExchange(instance, { bidders, sink: store, lenient: options.lenient, billingSecret: billingSecret(options.db), publicUrl, circuitBreaker: {}, noticeThread: true, spoolDir });
+        exchange = registerExchange(instance, { bidders, sink: store, lenient: options.lenient, billingSecret: billingSecret(options.db), publicUrl, maxBidCpm: options.maxBidCpm, circuitBreaker: {}, noticeThread: true, spoolDir });
       }
     },
   });

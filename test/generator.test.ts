@@ -153,7 +153,7 @@ describe("drift: generate --check on a copy of spec/, templates/ and generated/"
   it("reports the stale files after a description in spec/schemas/imp.yaml changes", async () => {
     const imp = join(paths().spec, "schemas", "imp.yaml");
     const text = readFileSync(imp, "utf8");
-    const edited = text.replace("description: Identifier of the ad placement or tag that started the auction.", "description: Identifier of the placement (edited by the drift test).");
+    const edited = text.replace("Identifier of the ad placement or tag that started the auction;", "Identifier of the placement (edited by the drift test);");
     expect(edited).not.toBe(text);
     writeFileSync(imp, edited);
     const result = await generate({ ...paths(), check: true });
@@ -218,6 +218,23 @@ describe("spec errors", () => {
     expect(problems.find((p) => p.includes("$ref person.yaml"))).toBeDefined();
     expect((error as SpecError).message).toContain("3 problem(s)");
     for (const problem of problems) expect((error as SpecError).message).toContain(problem);
+  });
+
+  it("x-max-length must name an integer of report-limits and stand without its own maxLength", async () => {
+    const root = tempDir("spec-max-length");
+    cpSync(TINY_SPEC, root, { recursive: true });
+    const widget = join(root, "schemas", "widget.yaml");
+    const text = readFileSync(widget, "utf8");
+    writeFileSync(widget, text.replace("x-max-length: max-id-length", "x-max-length: max-name-length").replace("    format: report-time", "    format: report-time\n    maxLength: 19\n    x-max-length: max-id-length"));
+    const error = await generate({ spec: root, templates: TEMPLATES, out: join(root, "out"), check: true }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(SpecError);
+    expect((error as SpecError).problems).toEqual([
+      "schemas/widget.yaml/properties/id: x-max-length max-name-length names no integer of errors.yaml report-limits",
+      "schemas/widget.yaml/properties/made: x-max-length and maxLength together; write only x-max-length",
+    ]);
   });
 
   it("problems in several schema files are all reported at once", async () => {

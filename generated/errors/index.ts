@@ -97,7 +97,8 @@ export const reportLimits = {
     "revenue"
   ],
   "maxRangeMonths": 1,
-  "legacyEarliestStart": "2020-03-02T00:00:00"
+  "legacyEarliestStart": "2020-03-02T00:00:00",
+  "maxIdLength": 512
 } as const;
 
 /** When several problems apply to one report request, the first code in this order is answered. */
@@ -335,6 +336,14 @@ export const namedRules: readonly { id: string; description: string; severity: "
     ]
   },
   {
+    "id": "billing-fact-refused",
+    "description": "The billing token is genuine but the impression it would record breaks the report store's rules (a dimension longer than report-limits max-id-length, for example), so it cannot be counted. HTTP 500, nothing recorded: a 2xx always means counted. The bounds of the bid request (x-max-length) keep the exchange from issuing such a token.",
+    "severity": "error",
+    "appliesTo": [
+      "billing-event"
+    ]
+  },
+  {
     "id": "start-not-after-end",
     "description": "In a report request, start is not later than end.",
     "severity": "error",
@@ -382,6 +391,25 @@ export const namedRules: readonly { id: string; description: string; severity: "
       "bid-request",
       "report-request"
     ]
+  },
+  {
+    "id": "body-too-large",
+    "description": "The request body is larger than the server accepts (the operation's x-adxkit-body-limit, else 1 MiB); it is not read further. The auction answers HTTP 413; reports answer -2.",
+    "severity": "error",
+    "appliesTo": [
+      "bid-request",
+      "report-request"
+    ]
+  },
+  {
+    "id": "http",
+    "description": "The request fails at the HTTP level: no such route or method, or a malformed URL (the answer never repeats the URL). HTTP 4xx in the auction's error form; reports answer -2.",
+    "severity": "error",
+    "appliesTo": [
+      "bid-request",
+      "billing-event",
+      "report-request"
+    ]
   }
 ];
 
@@ -398,6 +426,10 @@ export const auctionRejections: readonly { id: string; description: string }[] =
   {
     "id": "below-floor",
     "description": "The bid price is below the imp's bidfloor (converted to the bid currency)."
+  },
+  {
+    "id": "price-above-max",
+    "description": "The bid price is above the maximum CPM: the bidder's max_cpm in the bidders file, else the exchange's (adxkit serve --max-cpm, default x-adxkit-auction max-bid-cpm)."
   },
   {
     "id": "currency-not-allowed",
@@ -450,4 +482,4 @@ export const auctionRejections: readonly { id: string; description: string }[] =
 ];
 
 /** Ids of the auction rejection reasons. */
-export type AuctionRejection = "markup-unavailable" | "invalid-response" | "below-floor" | "currency-not-allowed" | "advertiser-blocked" | "category-blocked" | "attribute-blocked" | "markup-mismatch" | "unknown-imp" | "duplicate-bid" | "timeout" | "connection-error" | "http-error" | "malformed-response" | "wrong-request-id";
+export type AuctionRejection = "markup-unavailable" | "invalid-response" | "below-floor" | "price-above-max" | "currency-not-allowed" | "advertiser-blocked" | "category-blocked" | "attribute-blocked" | "markup-mismatch" | "unknown-imp" | "duplicate-bid" | "timeout" | "connection-error" | "http-error" | "malformed-response" | "wrong-request-id";

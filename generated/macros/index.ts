@@ -56,5 +56,8 @@ export const auctionRules = {
   "noticeAttempts": 3,
   "noticeBatchMs": 25,
   "noticeConnectionsPerOrigin": 4,
-  "noticePipelining": 16
+  "noticePipelining": 16,
+  "minTmaxMs": 50,
+  "maxTmaxMs": 3000,
+  "maxBidCpm": 1000
 } as const;

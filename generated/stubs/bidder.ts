@@ -27,6 +27,8 @@ export const bidderPlugin: FastifyPluginAsync<BidderPluginOptions> = async (app,
   app.route({
     method: "POST",
     url: options.paths?.bid ?? "/bid",
+    // Hooks tell the operations apart by their id (the path may be overridden).
+    config: { operationId: "bid" },
     handler: (request, reply) =>
       handleOperation(request, reply, {"operationId":"bid","payload":"body","kind":"bid-request","parameters":[]}, validators["bid-request"], validateOptions, (input) =>
         options.handlers.bid(input as OperationInput<any>),

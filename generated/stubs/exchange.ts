@@ -29,6 +29,9 @@ export const exchangePlugin: FastifyPluginAsync<ExchangePluginOptions> = async (
   app.route({
     method: "POST",
     url: options.paths?.auction ?? "/openrtb2/auction",
+    // Hooks tell the operations apart by their id (the path may be overridden).
+    config: { operationId: "auction" },
+    bodyLimit: 262144,
     handler: (request, reply) =>
       handleOperation(request, reply, {"operationId":"auction","payload":"body","kind":"bid-request","parameters":[]}, validators["bid-request"], validateOptions, (input) =>
         options.handlers.auction(input as OperationInput<any>),
@@ -37,6 +40,8 @@ export const exchangePlugin: FastifyPluginAsync<ExchangePluginOptions> = async (
   app.route({
     method: "GET",
     url: options.paths?.billingEvent ?? "/events/billing",
+    // Hooks tell the operations apart by their id (the path may be overridden).
+    config: { operationId: "billingEvent" },
     handler: (request, reply) =>
       handleOperation(request, reply, {"operationId":"billingEvent","payload":"query","parameters":[{"name":"token","field":"token","array":false,"integer":false}]}, undefined, validateOptions, (input) =>
         options.handlers.billingEvent(input as OperationInput<any>),

@@ -27,6 +27,8 @@ export const supplyReportPlugin: FastifyPluginAsync<SupplyReportPluginOptions> =
   app.route({
     method: "POST",
     url: options.paths?.postSupplyReport ?? "/api/report/v1",
+    // Hooks tell the operations apart by their id (the path may be overridden).
+    config: { operationId: "postSupplyReport" },
     handler: (request, reply) =>
       handleOperation(request, reply, {"operationId":"postSupplyReport","payload":"body","kind":"supply-report-request","parameters":[],"credentialsIn":"header"}, validators["supply-report-request"], validateOptions, (input) =>
         options.handlers.postSupplyReport(input as OperationInput<any>),

@@ -14,7 +14,7 @@ export interface paths {
         put?: never;
         /**
          * Run an auction for a bid request
-         * @description The request is validated (lenient mode when the exchange runs with --lenient: code values newer than the spec pass with warnings). Each eligible bidder gets the request with tmax reduced by the exchange's margin, in parallel; the auction closes at the deadline tmax sets (default 200 ms); bidders get tmax minus the exchange's margin, max(10 ms, 10 % of tmax). Per imp the highest valid bid wins, ties to the earliest bid received. at=1: the clearing price is the winning bid. at=2 (default): the clearing price is max(second-highest valid bid, bidfloor) + 0.01, never above the winning bid. Any other value of at (including exchange-specific values above 500) is run as at=2. Prices are computed in integer micro-units of the currency.
+         * @description The request is validated (lenient mode when the exchange runs with --lenient: code values newer than the spec pass with warnings). Each eligible bidder gets the request with tmax reduced by the exchange's margin, in parallel; the auction closes at the deadline tmax sets (default 200 ms); bidders get tmax minus the exchange's margin, max(10 ms, 10 % of tmax). Per imp the highest valid bid wins, ties to the earliest bid received. at=1: the clearing price is the winning bid. at=2 (default): the clearing price is max(second-highest valid bid, bidfloor) + 0.01, never above the winning bid. Exchange-specific values of at (above 500) run as at=2; any other value is not in the auction-type code list, so the request is refused (400, rule codelist), except in lenient mode, where it passes with a warning and runs as at=2. Prices are computed in integer micro-units of the currency.
          */
         post: operations["auction"];
         delete?: never;
@@ -117,7 +117,7 @@ export interface components {
             id?: string;
             /** @description App name (may be aliased at the publisher's request). */
             name?: string;
-            /** @description Platform-specific application identifier; a package name on Android, typically a numeric id on iOS. */
+            /** @description Platform-specific application identifier; a package name on Android, typically a numeric id on iOS. The app_bundle_id of the supply reports. */
             bundle?: string;
             /** @description OpenRTB 2.5: domain of the app (e.g. mygame.foo.com). */
             domain?: string;
@@ -248,7 +248,7 @@ export interface components {
          * @description Bid request sent by the exchange to a bidder (interface document 2.4, top level; OpenRTB 2.5 BidRequest). Describes one or more impressions with app (or, in OpenRTB 2.5 web traffic, site), device and user context.
          */
         BidRequest: {
-            /** @description Unique id of the bid request, set by the exchange. */
+            /** @description Unique id of the bid request, set by the exchange. The billing token carries it, so it is bounded like a report dimension. */
             id: string;
             /** @description Impressions offered; at least 1 (interface document 4.3, rule 1). */
             imp: components["schemas"]["Imp"][];
@@ -550,7 +550,7 @@ export interface components {
         Imp: {
             /** @description Impression identifier, unique within the request (typically starts at 1 and increments). */
             id: string;
-            /** @description Identifier of the ad placement or tag that started the auction. */
+            /** @description Identifier of the ad placement or tag that started the auction; the placement_id of the supply reports. */
             tagid?: string;
             /**
              * @description Minimum bid, expressed as CPM.
@@ -639,7 +639,7 @@ export interface components {
          * @description Publisher of the app (interface document 2.4, app.publisher; OpenRTB 2.5 Publisher) or, in OpenRTB 2.5 web traffic, of the site (site.publisher).
          */
         Publisher: {
-            /** @description Exchange-specific publisher id. */
+            /** @description Exchange-specific publisher id; the publisher_id of the supply reports. */
             id?: string;
             /** @description OpenRTB 2.5: publisher name (may be aliased at the publisher's request). */
             name?: string;
@@ -905,6 +905,15 @@ export interface operations {
             };
             /** @description The bid request is invalid. */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrors"];
+                };
+            };
+            /** @description The body is larger than the operation's x-adxkit-body-limit (a quarter of the report APIs' limit: bid requests are a few KB); rule body-too-large, nothing parsed. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

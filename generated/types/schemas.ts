@@ -15,7 +15,7 @@ id?: string
  */
 name?: string
 /**
- * Platform-specific application identifier; a package name on Android, typically a numeric id on iOS.
+ * Platform-specific application identifier; a package name on Android, typically a numeric id on iOS. The app_bundle_id of the supply reports.
  */
 bundle?: string
 /**
@@ -142,13 +142,14 @@ ext?: Ext
  */
 export interface BidRequest {
 /**
- * Unique id of the bid request, set by the exchange.
+ * Unique id of the bid request, set by the exchange. The billing token carries it, so it is bounded like a report dimension.
  */
 id: string
 /**
  * Impressions offered; at least 1 (interface document 4.3, rule 1).
  * 
  * @minItems 1
+ * @maxItems 100
  */
 imp: [Imp, ...(Imp)[]]
 /**
@@ -772,7 +773,7 @@ export interface Imp {
  */
 id: string
 /**
- * Identifier of the ad placement or tag that started the auction.
+ * Identifier of the ad placement or tag that started the auction; the placement_id of the supply reports.
  */
 tagid?: string
 /**
@@ -1294,7 +1295,7 @@ ext?: Ext
  */
 export interface Publisher {
 /**
- * Exchange-specific publisher id.
+ * Exchange-specific publisher id; the publisher_id of the supply reports.
  */
 id?: string
 /**

@@ -2,10 +2,13 @@
  * The exchange's bidders, from `--bidders FILE`: a JSON array of
  * `{"id": "dsp-1", "endpoint": "http://127.0.0.1:9001/bid", "seat": "seat-1"}` with optional
  * `formats` (ad format codes the bidder buys: 1 banner, 2 native, 3 video, 4 rewarded video;
- * all when absent) and `timeout_ms` (a cap on the time the bidder gets, below the request's).
+ * all when absent), `timeout_ms` (a cap on the time the bidder gets, below the request's) and
+ * `max_cpm` (the highest bid taken from it, instead of the exchange's).
  */
 import { readFile } from "node:fs/promises";
 import { AdFormat } from "../../generated/index.js";
+import { MAX_ID_LENGTH, withinIdLength } from "../store/fact.js";
+import { isSafeCpm, MAX_SAFE_CPM } from "./money.js";
 
 /** One bidder the exchange calls. `id` is the bidder_id of the demand reports. */
 export interface BidderConfig {
@@ -18,6 +21,8 @@ export interface BidderConfig {
   formats?: number[];
   /** At most this many milliseconds for this bidder (within the request's tmax). */
   timeout_ms?: number;
+  /** Highest bid price (CPM) taken from this bidder; higher ones are rejected (price-above-max). */
+  max_cpm?: number;
 }
 
 /** A bidders file that cannot be used; `problems` lists every problem, one line each. */
@@ -30,7 +35,7 @@ export class BidderConfigError extends Error {
   }
 }
 
-const fields = new Set(["id", "endpoint", "seat", "formats", "timeout_ms"]);
+const fields = new Set(["id", "endpoint", "seat", "formats", "timeout_ms", "max_cpm"]);
 
 /** Checks a parsed bidders list; throws BidderConfigError naming every problem (`[1].endpoint: …`). */
 export function parseBidders(value: unknown, source = "bidders"): BidderConfig[] {
@@ -45,7 +50,9 @@ export function parseBidders(value: unknown, source = "bidders"): BidderConfig[]
     }
     const b = bidder as Record<string, unknown>;
     for (const key of Object.keys(b)) if (!fields.has(key)) problems.push(`${at(key)}: unknown field (expected ${[...fields].join(", ")})`);
+    // The id is the bidder_id of the demand reports: bounded as the report store bounds it.
     if (typeof b.id !== "string" || b.id.trim() === "") problems.push(`${at("id")}: must be a non-empty string`);
+    else if (!withinIdLength(b.id)) problems.push(`${at("id")}: must be at most ${MAX_ID_LENGTH} characters`);
     else if (ids.has(b.id)) problems.push(`${at("id")}: "${b.id}" repeats bidder [${ids.get(b.id)}]`);
     else ids.set(b.id, index);
     if (typeof b.seat !== "string") problems.push(`${at("seat")}: must be a string`);
@@ -69,12 +76,14 @@ export function parseBidders(value: unknown, source = "bidders"): BidderConfig[]
     if (b.timeout_ms !== undefined && !(Number.isInteger(b.timeout_ms) && (b.timeout_ms as number) > 0)) {
       problems.push(`${at("timeout_ms")}: must be a positive integer (milliseconds)`);
     }
+    if (b.max_cpm !== undefined && !isSafeCpm(b.max_cpm)) problems.push(`${at("max_cpm")}: must be a positive number (CPM) of at most ${MAX_SAFE_CPM}`);
   });
   if (problems.length > 0) throw new BidderConfigError(source, problems);
   return value.map((b) => {
     const config: BidderConfig = { id: b.id, endpoint: b.endpoint, seat: b.seat };
     if (b.formats !== undefined) config.formats = [...new Set<number>(b.formats)];
     if (b.timeout_ms !== undefined) config.timeout_ms = b.timeout_ms;
+    if (b.max_cpm !== undefined) config.max_cpm = b.max_cpm;
     return config;
   });
 }

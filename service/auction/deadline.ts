@@ -1,6 +1,7 @@
 /**
  * Time budget of an auction. The request's tmax (default 200 ms; 0 or absent means the
- * default) is the time the caller allows, counted from when the request reached the exchange.
+ * default), clamped into [50 ms, 3 s] (x-adxkit-auction min-tmax-ms, max-tmax-ms), is the time
+ * the caller allows, counted from when the request reached the exchange.
  * Bidders get tmax minus the exchange's own margin — max(10 ms, 10% of tmax) — to leave time
  * for checking bids, picking winners and writing the answer; the tmax they receive is that
  * budget, and a bidder's timeout_ms can only shorten it. A call still running at its budget
@@ -13,12 +14,20 @@ export const DEFAULT_TMAX_MS: number = auctionRules.defaultTmaxMs;
 export const MIN_MARGIN_MS: number = auctionRules.exchangeMarginMs;
 /** The exchange margin as a fraction of tmax, when larger than MIN_MARGIN_MS. */
 export const MARGIN_FRACTION: number = auctionRules.exchangeMarginFraction;
+/** The shortest and the longest tmax an auction runs with (x-adxkit-auction min-tmax-ms, max-tmax-ms). */
+export const MIN_TMAX_MS: number = auctionRules.minTmaxMs;
+export const MAX_TMAX_MS: number = auctionRules.maxTmaxMs;
 /** A winning bid's markup fetched from its nurl must arrive this long before tmax. */
 export const MARKUP_FETCH_SAFETY_MS = 2;
 
-/** The tmax an auction runs with. */
+/**
+ * The tmax an auction runs with: the request's, or `fallback` when it has none, clamped into
+ * [MIN_TMAX_MS, MAX_TMAX_MS]. Unclamped, a huge tmax held bidder connections for minutes (and
+ * from 2^31 ms overflowed setTimeout into a 1 ms budget).
+ */
 export function effectiveTmax(tmax: number | undefined, fallback = DEFAULT_TMAX_MS): number {
-  return typeof tmax === "number" && tmax > 0 ? tmax : fallback;
+  const asked = typeof tmax === "number" && tmax > 0 ? tmax : fallback;
+  return Math.min(MAX_TMAX_MS, Math.max(MIN_TMAX_MS, asked));
 }
 
 /** The exchange's own share of tmax: max(10 ms, 10% of tmax). */

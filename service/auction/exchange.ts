@@ -7,9 +7,9 @@
  */
 import { performance } from "node:perf_hooks";
 import type { AuctionRejection, Bid, BidRequest, BidResponse, Imp, OperationInput, OperationOutput, SeatBid } from "../../generated/index.js";
-import { validateBidResponse } from "../../generated/index.js";
+import { auctionRules, validateBidResponse } from "../../generated/index.js";
 import { adFormatOf, adFormatsOffered, dateHourOf, requestDimensions, type RequestDimensions } from "../events/dimensions.js";
-import { FactAggregator, type DemandKey, type EventLogger, type FactCounts, type FactIncrement, type FactSink, type SupplyKey } from "../events/facts.js";
+import { FactAggregator, storeRefusal, type DemandKey, type EventLogger, type FactCounts, type FactIncrement, type FactSink, type SupplyKey } from "../events/facts.js";
 import { parsePosition, Spool } from "../events/spool.js";
 import { newTokenId, signBillingToken, verifyBillingToken, type BillingClaims } from "./billing-token.js";
 import { checkBid, describe, impRules, requestRules, type ImpRules, type Rejection, type RequestRules, type TextMarkupBid } from "./bid-checks.js";
@@ -20,7 +20,7 @@ import { bidderBudget, DEFAULT_TMAX_MS, effectiveTmax, MARKUP_FETCH_SAFETY_MS } 
 import { HttpClient, type BidCall, type CallOutcome } from "./http-client.js";
 import { replaceMacros, type MacroValues } from "./macros.js";
 import { markupFits } from "./markup.js";
-import { formatMicros, fromMicros, toMicros } from "./money.js";
+import { formatMicros, fromMicros, isSafeCpm, MAX_SAFE_CPM, toMicros } from "./money.js";
 import { NoticeSender, type NoticeOptions } from "./notices.js";
 import { NoticeThread } from "./notice-thread.js";
 import { ExchangeStats, type BidderCounters } from "./stats.js";
@@ -46,6 +46,11 @@ export interface ExchangeOptions {
   flushMs?: number;
   /** tmax when the request has none (default 200 ms). */
   defaultTmaxMs?: number;
+  /**
+   * Highest bid price taken, CPM (default x-adxkit-auction max-bid-cpm); a bidder's `max_cpm`
+   * in the bidders file overrides it. Above it a bid is rejected (price-above-max).
+   */
+  maxBidCpm?: number;
   /** Largest bidder answer read (default 1 MiB). */
   maxBodyBytes?: number;
   /** Connections per bidder origin (default 128). */
@@ -78,6 +83,8 @@ interface BidderRuntime {
   path: string;
   formats?: ReadonlySet<number>;
   counters: BidderCounters;
+  /** Bids above this price (micro-units) are rejected. */
+  maxPriceMicros: number;
   breaker?: CircuitBreaker;
   /** Faults charged so far (bidderFault); tells the breaker whether an answer was a fault. */
   faultCount: number;
@@ -172,6 +179,8 @@ export class Exchange {
     this.publicUrl = options.publicUrl.replace(/\/+$/, "");
     this.billingTtlMs = options.billingTtlMs ?? HOUR_MS;
     this.defaultTmaxMs = options.defaultTmaxMs ?? DEFAULT_TMAX_MS;
+    const maxBidCpm = options.maxBidCpm ?? auctionRules.maxBidCpm;
+    if (!isSafeCpm(maxBidCpm)) throw new RangeError(`maxBidCpm must be a positive CPM of at most ${MAX_SAFE_CPM} (got ${maxBidCpm})`);
     this.http = new HttpClient({
       connections: options.connectionsPerBidder,
       maxBodyBytes: options.maxBodyBytes,
@@ -190,6 +199,7 @@ export class Exchange {
         path: url.pathname + url.search,
         formats: config.formats ? new Set(config.formats) : undefined,
         counters: this.counters.bidder(config.id),
+        maxPriceMicros: toMicros(config.max_cpm ?? maxBidCpm),
         breaker: options.circuitBreaker ? new CircuitBreaker(options.circuitBreaker) : undefined,
         faultCount: 0,
       };
@@ -395,7 +405,7 @@ export class Exchange {
         }
         // Reached with an object adm only in lenient mode (strict mode rejected it: native-markup-object).
         if (problem === undefined && typeof valid.adm === "object") valid.adm = JSON.stringify(valid.adm);
-        problem ??= checkBid(valid as TextMarkupBid, priceMicros, slot!.rules, context.rules);
+        problem ??= checkBid(valid as TextMarkupBid, priceMicros, bidder.maxPriceMicros, slot!.rules, context.rules);
         if (problem !== undefined) return this.rejectBid(context, bidder, problem, isObject(bid) ? bid.id : undefined, isObject(bid) ? bid.impid : undefined);
         bidder.counters.validBids++;
         slot!.candidates.push({ bidder, bid: valid as TextMarkupBid, seat: seatId, priceMicros, currency, responseBidId, seq: context.seq++ });
@@ -546,10 +556,17 @@ export class Exchange {
       this.counters.billing.duplicate++;
       return { status: 204 };
     }
-    this.seenTokens.set(c.jti, c.exp);
     const counts = { impression: 1, cpmMicros: c.px };
     const supplyKey: SupplyKey = { date_hour: c.dh, publisher_id: c.pub, app_bundle_id: c.app, placement_id: c.plc, ad_format: c.fmt, platform: c.plt, country: c.cty };
     const demandKey: DemandKey = { date_hour: c.dh, bidder_id: c.bdr, ad_format: c.fmt, platform: c.plt };
+    // A 204 means counted: a fact the store would refuse at the flush is refused here, unacknowledged.
+    const refused = storeRefusal("supply", supplyKey, counts) ?? storeRefusal("demand", demandKey, counts);
+    if (refused !== undefined) {
+      this.counters.billing.refused++;
+      this.logger.error({ auction: c.aid, imp: c.iid, problem: refused }, "billing call refused: the report store would not keep its impression");
+      return { status: 500, body: { errors: [{ path: "/token", rule: "billing-fact-refused", message: `the impression cannot be recorded: ${refused}` }] } };
+    }
+    this.seenTokens.set(c.jti, c.exp);
     try {
       // Acknowledged only once on disk: the 204 is the device's proof that the impression counts.
       await this.facts.record(

@@ -32,6 +32,17 @@ export function formatMicros(micros: number): string {
   return `${sign}${units}${fraction === "" ? "" : "." + fraction}`;
 }
 
+/** The largest CPM whose micro-units are a safe integer (about 9.007 billion). */
+export const MAX_SAFE_CPM = Math.floor(Number.MAX_SAFE_INTEGER / MICROS_PER_UNIT);
+
+/**
+ * Whether `cpm` may be a price cap: positive, and small enough that every price under it is a
+ * safe integer in micro-units, so money stays exact integer arithmetic.
+ */
+export function isSafeCpm(cpm: unknown): cpm is number {
+  return typeof cpm === "number" && cpm > 0 && cpm <= MAX_SAFE_CPM;
+}
+
 /** Revenue of one impression priced at a CPM in micro-units, in currency units (CPM / 1000). */
 export function impressionRevenue(cpmMicros: number): number {
   return cpmMicros / (MICROS_PER_UNIT * 1000);

@@ -28,7 +28,8 @@ export class ExchangeStats {
   impsWon = 0;
   /** Answers that left the handler after tmax + 10 ms. */
   late = 0;
-  billing = { recorded: 0, duplicate: 0, invalid: 0, expired: 0 };
+  /** Billing calls: `refused` are genuine tokens whose impression the report store would not keep (500). */
+  billing = { recorded: 0, duplicate: 0, invalid: 0, expired: 0, refused: 0 };
   /** Auctions and billing calls whose spool line could not be written (the counts are kept, not crash-safe). */
   spoolFailures = 0;
   readonly bidders = new Map<string, BidderCounters>();

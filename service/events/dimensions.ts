@@ -1,6 +1,7 @@
 /**
  * The report dimensions of an auction, read from its bid request (interface document 2.3):
- * publisher_id app.publisher.id, app_bundle_id app.bundle, placement_id imp.tagid, country
+ * publisher_id app.publisher.id (site.publisher.id for web traffic, which has no app),
+ * app_bundle_id app.bundle, placement_id imp.tagid, country
  * device.geo.country, platform device.os (platform.ts), ad_format the imp's object. An absent
  * source is the empty string (0 for codes).
  */
@@ -10,6 +11,7 @@ import { platformOf } from "./platform.js";
 /** The parts of a bid request the dimensions read (a validated BidRequest fits). */
 export interface RequestContext {
   app?: { bundle?: string; publisher?: { id?: string } };
+  site?: { publisher?: { id?: string } };
   device?: { os?: string; geo?: { country?: string } };
 }
 
@@ -31,11 +33,17 @@ export interface RequestDimensions {
 
 export function requestDimensions(request: RequestContext): RequestDimensions {
   return {
-    publisher_id: stringOr(request.app?.publisher?.id),
+    publisher_id: publisherIdOf(request) ?? "",
     app_bundle_id: stringOr(request.app?.bundle),
     country: stringOr(request.device?.geo?.country),
     platform: platformOf(request.device?.os),
   };
+}
+
+/** The publisher a request names: app.publisher.id, or site.publisher.id (a request has app or site, not both). */
+export function publisherIdOf(request: RequestContext): string | undefined {
+  const id = request.app?.publisher?.id ?? request.site?.publisher?.id;
+  return typeof id === "string" ? id : undefined;
 }
 
 /** A video imp is rewarded when video.ext.rewarded is 1. */

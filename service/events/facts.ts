@@ -10,6 +10,7 @@
  * covers and the billing tokens it counts, written with the facts. After a crash the exchange
  * reads the store's checkpoint and `replay`s the lines after it.
  */
+import { factProblem } from "../store/fact.js";
 import type { CountedBillingToken, DemandFact, Fact, IngestOptions, ReportStore, SupplyFact } from "../store/store.js";
 import { formatPosition, LineBuilder, type Spool, type SpoolPosition } from "./spool.js";
 
@@ -280,6 +281,14 @@ export class FactAggregator {
   stats(): { pendingKeys: number; events: number; flushes: number; factsWritten: number; failedFlushes: number; factsDropped: number } {
     return { pendingKeys: this.pending.size, ...this.counters };
   }
+}
+
+/**
+ * Why the report store would refuse the fact an increment makes, or undefined when it would
+ * keep it: the store's own rule (store/fact.ts), applied before an event is acknowledged.
+ */
+export function storeRefusal(side: "supply" | "demand", key: SupplyKey | DemandKey, counts: FactCounts): string | undefined {
+  return factProblem(toFact({ key, side, request: counts.request ?? 0, response: counts.response ?? 0, impression: counts.impression ?? 0, cpmMicros: counts.cpmMicros ?? 0 }));
 }
 
 function spooled(increment: FactIncrement): SpooledIncrement {

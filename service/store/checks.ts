@@ -4,9 +4,9 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { StoreError } from "./errors.js";
+import { MAX_ID_LENGTH, withinIdLength } from "./fact.js";
 import type { NewAccount, Side } from "./store.js";
 
-const MAX_ID_LENGTH = 512;
 /** Longest userid looked up; ours are 14 characters, anything much longer is not one. */
 export const MAX_USERID_LENGTH = 64;
 
@@ -22,7 +22,7 @@ function invalidAccount(message: string): never {
 }
 
 function checkId(name: string, value: unknown): string {
-  if (typeof value !== "string" || value.length === 0 || value.length > MAX_ID_LENGTH) invalidAccount(`${name} must be a non-empty string of at most ${MAX_ID_LENGTH} characters`);
+  if (typeof value !== "string" || value.length === 0 || !withinIdLength(value)) invalidAccount(`${name} must be a non-empty string of at most ${MAX_ID_LENGTH} characters`);
   return value;
 }
 

@@ -1,13 +1,30 @@
 /** Reading and checking facts: one NDJSON line → one `Fact`, or a `FactError` saying why not. */
+import { reportLimits } from "../../generated/index.js";
 import { FactError } from "./errors.js";
 import type { Fact } from "./store.js";
 
 const HOUR_MS = 3_600_000;
 const hourPattern = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):00:00$/;
 const countryPattern = /^[A-Z]{3}$/;
-/** Longest identifier accepted; longer ones are garbage, not ids. */
-const MAX_ID_LENGTH = 512;
+/**
+ * Longest identifier accepted, in characters (spec: report-limits max-id-length); longer ones are
+ * garbage, not ids. The bid request fields that become dimensions have it as their maxLength.
+ */
+export const MAX_ID_LENGTH: number = reportLimits.maxIdLength;
 const INT32_MAX = 2_147_483_647;
+
+/**
+ * Whether `text` is at most MAX_ID_LENGTH characters, counted as JSON Schema's maxLength counts
+ * them (code points: a character outside the BMP is one), so that whatever the bid request's
+ * validator lets through, the store keeps. UTF-16 length decides unless it is over the limit.
+ */
+export function withinIdLength(text: string): boolean {
+  if (text.length <= MAX_ID_LENGTH) return true;
+  if (text.length > 2 * MAX_ID_LENGTH) return false;
+  let characters = 0;
+  for (const _ of text) if (++characters > MAX_ID_LENGTH) return false;
+  return true;
+}
 
 /**
  * `YYYY-MM-DDThh:00:00` (a real UTC hour, years 1970–9999) as milliseconds since the epoch,
@@ -38,10 +55,10 @@ const count: Check = (v) => (typeof v === "number" && Number.isSafeInteger(v) &&
 const code: Check = (v) => (typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= INT32_MAX ? undefined : "must be a non-negative integer code");
 const money: Check = (v) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? undefined : "must be a finite number ≥ 0 (USD)");
 const id: Check = (v) =>
-  typeof v !== "string" ? "must be a string" : v.length === 0 ? "must not be empty" : v.length > MAX_ID_LENGTH ? `must be at most ${MAX_ID_LENGTH} characters` : undefined;
+  typeof v !== "string" ? "must be a string" : v.length === 0 ? "must not be empty" : !withinIdLength(v) ? `must be at most ${MAX_ID_LENGTH} characters` : undefined;
 // The interface document says publisher_id "may be an empty string"; the exchange writes "" for
 // every dimension a bid request leaves out (no tagid, no app.bundle, no device.geo.country).
-const idOrEmpty: Check = (v) => (typeof v !== "string" ? "must be a string" : v.length > MAX_ID_LENGTH ? `must be at most ${MAX_ID_LENGTH} characters` : undefined);
+const idOrEmpty: Check = (v) => (typeof v !== "string" ? "must be a string" : !withinIdLength(v) ? `must be at most ${MAX_ID_LENGTH} characters` : undefined);
 const country: Check = (v) => (typeof v === "string" && (v === "" || countryPattern.test(v)) ? undefined : 'must be an ISO 3166-1 alpha-3 code (three capital letters) or ""');
 const dateHour: Check = (v) => (typeof v === "string" && hourMillis(v) !== undefined ? undefined : 'must be a real UTC hour "YYYY-MM-DDThh:00:00"');
 
@@ -81,8 +98,8 @@ function validHour(text: unknown): boolean {
 
 const isCount = (v: unknown) => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
 const isCode = (v: unknown) => typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= INT32_MAX;
-const isId = (v: unknown) => typeof v === "string" && v.length > 0 && v.length <= MAX_ID_LENGTH;
-const isIdOrEmpty = (v: unknown) => typeof v === "string" && v.length <= MAX_ID_LENGTH;
+const isId = (v: unknown) => typeof v === "string" && v.length > 0 && withinIdLength(v);
+const isIdOrEmpty = (v: unknown) => typeof v === "string" && withinIdLength(v);
 
 /**
  * The common case, checked inline: loads call this once per fact, millions of times, and the
@@ -94,8 +111,7 @@ function isValidFact(r: Record<string, unknown>): boolean {
   if (!metricsOk || !isCode(r.ad_format) || !isCode(r.platform) || !validHour(r.date_hour)) return false;
   if (r.side === "supply") {
     return (
-      typeof r.publisher_id === "string" &&
-      r.publisher_id.length <= MAX_ID_LENGTH &&
+      isIdOrEmpty(r.publisher_id) &&
       isIdOrEmpty(r.app_bundle_id) &&
       isIdOrEmpty(r.placement_id) &&
       typeof r.country === "string" &&

@@ -15,11 +15,11 @@ describe("bidders file", () => {
   test("a valid file", async () => {
     const path = await file(JSON.stringify([
       { id: "dsp-1", endpoint: "http://127.0.0.1:9001/bid", seat: "seat-1" },
-      { id: "dsp-2", endpoint: "https://dsp.example/openrtb?x=1", seat: "s2", formats: [3, 4, 3], timeout_ms: 80 },
+      { id: "dsp-2", endpoint: "https://dsp.example/openrtb?x=1", seat: "s2", formats: [3, 4, 3], timeout_ms: 80, max_cpm: 45.5 },
     ]));
     expect(await loadBidders(path)).toEqual([
       { id: "dsp-1", endpoint: "http://127.0.0.1:9001/bid", seat: "seat-1" },
-      { id: "dsp-2", endpoint: "https://dsp.example/openrtb?x=1", seat: "s2", formats: [3, 4], timeout_ms: 80 },
+      { id: "dsp-2", endpoint: "https://dsp.example/openrtb?x=1", seat: "s2", formats: [3, 4], timeout_ms: 80, max_cpm: 45.5 },
     ]);
   });
 
@@ -36,6 +36,10 @@ describe("bidders file", () => {
     ["empty formats", [{ id: "a", endpoint: "http://a/bid", seat: "s", formats: [] }], "[0].formats: must be a non-empty array"],
     ["bad timeout", [{ id: "a", endpoint: "http://a/bid", seat: "s", timeout_ms: -5 }], "[0].timeout_ms: must be a positive integer"],
     ["typo in a field", [{ id: "a", endpoint: "http://a/bid", seat: "s", timeout: 5 }], "[0].timeout: unknown field"],
+    ["an id longer than the report store keeps", [{ id: "d".repeat(513), endpoint: "http://a/bid", seat: "s" }], "[0].id: must be at most 512 characters"],
+    ["max_cpm zero", [{ id: "a", endpoint: "http://a/bid", seat: "s", max_cpm: 0 }], "[0].max_cpm: must be a positive number"],
+    ["max_cpm past safe micro-units", [{ id: "a", endpoint: "http://a/bid", seat: "s", max_cpm: 1e10 }], "[0].max_cpm: must be a positive number (CPM) of at most 9007199254"],
+    ["max_cpm as text", [{ id: "a", endpoint: "http://a/bid", seat: "s", max_cpm: "20" }], "[0].max_cpm: must be a positive number"],
   ])("%s", (_name, value, message) => {
     expect(() => parseBidders(value, "bidders.json")).toThrow(BidderConfigError);
     expect(() => parseBidders(value, "bidders.json")).toThrow(message);

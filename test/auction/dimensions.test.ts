@@ -49,6 +49,9 @@ describe("dimensions of a request", () => {
       publisher_id: "p", app_bundle_id: "com.x", country: "FRA", platform: 1,
     });
   });
+  test("web traffic: publisher_id is site.publisher.id", () => {
+    expect(requestDimensions({ site: { publisher: { id: "web-pub" } } }).publisher_id).toBe("web-pub");
+  });
   test("absent sources are empty", () => {
     expect(requestDimensions({})).toEqual({ publisher_id: "", app_bundle_id: "", country: "", platform: 0 });
   });

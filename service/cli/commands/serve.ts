@@ -1,7 +1,18 @@
 /** `adxkit serve`: one Fastify server for the report APIs A and B, the exchange (with --bidders) and the docs. */
 import type { Command } from "commander";
+import { auctionRules } from "../../../generated/index.js";
+import { isSafeCpm, MAX_SAFE_CPM } from "../../auction/money.js";
 import { startServer, type ServerOptions } from "../../server.js";
+import { UsageError } from "../errors.js";
 import { addStoreOptions, openStoreFrom } from "../store-options.js";
+
+/** --max-cpm: a positive CPM whose micro-units stay a safe integer. */
+function maxCpm(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!isSafeCpm(value)) throw new UsageError(`--max-cpm must be a positive number of at most ${MAX_SAFE_CPM} (got "${text}")`);
+  return value;
+}
 
 export function register(program: Command): void {
   addStoreOptions(program.command("serve"))
@@ -9,7 +20,8 @@ export function register(program: Command): void {
     .option("--db <path>", "DuckDB file of the embedded store (:memory: works)", "./data/adxkit.duckdb")
     .option("--host <host>", "address to listen on", "127.0.0.1")
     .option("--port <port>", "port to listen on (0 picks one)", "8080")
-    .option("--bidders <file>", "JSON array of bidders [{id, endpoint, seat, formats?, timeout_ms?}]; enables the exchange")
+    .option("--bidders <file>", "JSON array of bidders [{id, endpoint, seat, formats?, timeout_ms?, max_cpm?}]; enables the exchange")
+    .option("--max-cpm <cpm>", `highest bid price the exchange takes, CPM (a bidder's max_cpm overrides it; default ${auctionRules.maxBidCpm})`)
     .option("--public-url <url>", "base address devices use to reach this server (billing URLs); default http://HOST:PORT")
     .option("--spool <dir>", "write-ahead spool of the exchange: auctions and billing calls survive a crash (default: spool/ beside --db; none for :memory:)")
     .option("--no-spool", "run the exchange without a spool (a crash loses up to a second of counts)")
@@ -25,13 +37,15 @@ Examples:
   $ curl -s -X POST http://127.0.0.1:8080/api/report/v1 -H 'content-type: application/json' \\
       -H 'x-userid: …' -H 'x-authorization: …' -d '{"start":"2026-10-01T00:00:00","end":"2026-10-31T23:59:59"}'`,
     )
-    .action(async (options: { db: string; store?: string; clickhouseUrl?: string; host: string; port: string; bidders?: string; publicUrl?: string; spool: string | boolean; lenient?: boolean; logLevel: string }) => {
+    .action(async (options: { db: string; store?: string; clickhouseUrl?: string; host: string; port: string; bidders?: string; maxCpm?: string; publicUrl?: string; spool: string | boolean; lenient?: boolean; logLevel: string }) => {
+      const maxBidCpm = maxCpm(options.maxCpm);
       const serverOptions: ServerOptions = {
         db: options.db,
         store: await openStoreFrom(options),
         host: options.host,
         port: Number(options.port),
         biddersFile: options.bidders,
+        maxBidCpm,
         publicUrl: options.publicUrl,
         lenient: options.lenient === true,
         logLevel: options.logLevel,
