@@ -19,7 +19,7 @@ import { createServer, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import type { FastifyInstance } from "fastify";
-import { reportStatusMessage, validators } from "../../generated/index.js";
+import { reportStatusMessage, validators } from "@adxkit/bindings";
 import { buildApp } from "../../service/app.js";
 import { signBillingToken, type BillingClaims } from "../../service/auction/billing-token.js";
 import { registerExchange, type ExchangeHandle } from "../../service/auction/index.js";
@@ -33,6 +33,11 @@ const BODY_LIMIT = 1024 * 1024;
 
 /** Runs per endpoint (each ≥ 10,000 in total). */
 const RUNS = { mixed: 9_400, credentials: 300, oversized: 300, filters: 400, billing: 10_000 } as const;
+/**
+ * A property of thousands of runs takes about 7 s alone and 30 s on a busy 2-core machine: each
+ * suite gets its own timeout, far above that, so its outcome never depends on the machine's speed.
+ */
+const SUITE_TIMEOUT = { timeout: 240_000 };
 const BILLING_SECRET = Buffer.from("bad-input-test-secret-0123456789abcdef");
 
 // ---------------------------------------------------------------------------------------------
@@ -344,7 +349,7 @@ const wrongCredentials = fc.record({
   swap: fc.boolean(),
 });
 
-describe("POST reports (A and B): bad parameters are -2, in the envelope", () => {
+describe("POST reports (A and B): bad parameters are -2, in the envelope", SUITE_TIMEOUT, () => {
   // A Content-Type Fastify cannot parse ("", "json", "application/") is refused before the route
   // runs; app.ts' error handler still checks credentials first.
   it("an unparseable Content-Type with wrong credentials is -3 (credentials first)", async () => {
@@ -425,7 +430,7 @@ const queryNoise = fc.array(
   { maxLength: 4 },
 );
 
-describe("GET A: bad query strings are -2", () => {
+describe("GET A: bad query strings are -2", SUITE_TIMEOUT, () => {
   const auth = () => `x-userid=${enc(creds.demand.userid)}&x-authorization=${enc(creds.demand.authorization)}`;
   const good = `start=${okTimes.start}&end=${okTimes.end}&metrics[]=revenue&ad_format[]=1&limit=10`;
 
@@ -466,7 +471,7 @@ describe("GET A: bad query strings are -2", () => {
 // ---------------------------------------------------------------------------------------------
 // B's string filters stay parameterised.
 
-describe("B: hostile filter values are literal values", () => {
+describe("B: hostile filter values are literal values", SUITE_TIMEOUT, () => {
   const ofPub1 = facts.filter((f): f is Extract<Fact, { side: "supply" }> => f.side === "supply" && f.publisher_id === "pub-1");
   const filterValue = fc.oneof(fc.constantFrom(...nasty), sqlString, fc.constantFrom(...nasty).chain((v) => sqlString.map((s) => v + s)));
 
@@ -586,7 +591,7 @@ const badAuctionBody: fc.Arbitrary<Case> = fc.oneof(
   { weight: 1, arbitrary: wrongContentType.map((contentType) => ({ payload: requestText, contentType, what: `content type ${contentType}` })) },
 );
 
-describe("POST /openrtb2/auction: bad requests are 400 in the auction's own form", () => {
+describe("POST /openrtb2/auction: bad requests are 400 in the auction's own form", SUITE_TIMEOUT, () => {
   it("a valid request is answered (baseline; the fake bidder passes)", async () => {
     const response = await app.inject({ method: "POST", url: AUCTION, headers: { "content-type": "application/json" }, payload: requestText });
     expect(response.statusCode).toBe(204);
@@ -646,7 +651,7 @@ describe("POST /openrtb2/auction: bad requests are 400 in the auction's own form
   });
 });
 
-describe("GET /events/billing: bad tokens are 403 in the exchange's own form, and count nothing", () => {
+describe("GET /events/billing: bad tokens are 403 in the exchange's own form, and count nothing", SUITE_TIMEOUT, () => {
   const claims: BillingClaims = { jti: "t-1", aid: "a-1", iid: "1", bdr: "dsp-1", seat: "seat-1", px: 1_510_000, cur: "USD", dh: "2026-11-23T10:00:00", pub: "pub-1", app: "com.example", plc: "p-1", fmt: 1, plt: 2, cty: "USA", exp: Date.now() + 3_600_000 };
   const genuine = signBillingToken(claims, BILLING_SECRET);
   const [body, signature] = genuine.split(".");
