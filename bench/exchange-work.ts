@@ -15,13 +15,13 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadCompiled } from "./compiled.js";
+import { loadBindings, loadCompiled } from "./compiled.js";
 import { benchBidders, countingSink } from "./exchange-fixtures.js";
 import { printTable } from "./table.js";
 
 const { Exchange } = await loadCompiled<typeof import("../service/auction/exchange.js")>("service/auction/exchange.js");
 const { parseBidRequestBody } = await loadCompiled<typeof import("../service/auction/forward.js")>("service/auction/forward.js");
-const { validators } = await loadCompiled<typeof import("../generated/index.js")>("generated/index.js");
+const { validators } = await loadBindings();
 const { startBidder } = await loadCompiled<typeof import("../service/bidder/index.js")>("service/bidder/index.js");
 
 type Outcome = { kind: "answer"; text: string };

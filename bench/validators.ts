@@ -7,7 +7,7 @@ import { readFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { validator as schemasafeValidator } from "@exodus/schemasafe";
-import { loadCompiled } from "./compiled.js";
+import { loadBindings, loadCompiled } from "./compiled.js";
 
 const payloadFiles = { banner: "bench/payloads/banner.json", video: "bench/payloads/video.json", native: "bench/payloads/native.json" };
 
@@ -57,7 +57,7 @@ function inline(node: any, byFile: Map<string, any>): any {
 }
 
 export async function runValidatorBench(): Promise<string[][]> {
-  const { validateBidRequest } = await loadCompiled<typeof import("../generated/index.js")>("generated/index.js");
+  const { validateBidRequest } = await loadBindings();
   const { createAjv } = await loadCompiled<typeof import("../generator/emit/validators.js")>("generator/emit/validators.js");
   const { generate } = await loadCompiled<typeof import("../generator/generate.js")>("generator/generate.js");
   const { loadSpec } = await loadCompiled<typeof import("../generator/load.js")>("generator/load.js");

@@ -1,12 +1,16 @@
 /** `npm run generate`: regenerates generated/ from spec/ + templates/ (`--check` only compares). */
-import { generate } from "./generate.js";
+import { generate, type GenerateOptions } from "./generate.js";
 import { SpecError } from "./load.js";
 
-/** Runs a generation and prints what happened; returns the process exit code. */
-export async function runGenerate(options: { check?: boolean; spec?: string; templates?: string; out?: string; quiet?: boolean }): Promise<number> {
+/** Runs a generation and prints what happened; returns the process exit code (2: unknown target). */
+export async function runGenerate(options: GenerateOptions & { quiet?: boolean }): Promise<number> {
   const log = (line: string) => options.quiet || process.stderr.write(`${line}\n`);
   try {
     const result = await generate({ ...options, onProgress: (step) => log(`adxkit generate: ${step}`) });
+    if (options.targets) {
+      log(`${options.out ?? "generated/"}: ${result.written} of ${result.files.length} files written (${options.targets.join(", ")}) in ${result.seconds.toFixed(2)} s`);
+      return 0;
+    }
     if (options.check) {
       if (result.stale.length > 0) {
         process.stderr.write(`generated/ is stale (${result.stale.length} file(s)); run \`npm run generate\`:\n`);
@@ -22,6 +26,10 @@ export async function runGenerate(options: { check?: boolean; spec?: string; tem
     if (error instanceof SpecError) {
       process.stderr.write(`${error.message}\n`);
       return 1;
+    }
+    if (error instanceof RangeError) {
+      process.stderr.write(`adxkit generate: ${error.message}\n`);
+      return 2;
     }
     throw error;
   }

@@ -4,7 +4,7 @@
  */
 import { createHash } from "node:crypto";
 import { SpecError, type LoadedSpec } from "./load.js";
-import { implementedRules } from "./runtime/rules.js";
+import { implementedRules } from "@adxkit/bindings/runtime";
 import { pascal } from "./names.js";
 
 export interface CodelistValue {
@@ -68,7 +68,7 @@ export interface ValidatorModel {
   functionName: string;
   typeName: string;
   schemaId: string;
-  /** Rule ids implemented in generator/runtime/rules.ts that apply to this kind, in a stable order. */
+  /** Rule ids implemented in runtime/rules.ts that apply to this kind, in a stable order. */
   codeRules: string[];
   /** True when the kind takes the request it answers (cross-checks). */
   takesRequest: boolean;
@@ -291,7 +291,7 @@ export function buildModel(spec: LoadedSpec): Model {
   for (const s of schemas) {
     for (const rule of s.rules) {
       if (!ruleInSchema.has(rule.id) && !implementedRules.has(rule.id)) {
-        problems.push(`${s.specPath}: rule ${rule.id} has no implementation in generator/runtime/rules.ts and no x-rule keyword`);
+        problems.push(`${s.specPath}: rule ${rule.id} has no implementation in runtime/rules.ts and no x-rule keyword`);
       }
     }
   }

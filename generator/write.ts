@@ -27,7 +27,7 @@ export function withManifest(files: GeneratedFile[], inputs: { specHash: string;
   return [...sorted, { path: MANIFEST, contents: JSON.stringify(manifest, null, 2) + "\n" }];
 }
 
-async function listFiles(dir: string): Promise<string[]> {
+export async function listFiles(dir: string): Promise<string[]> {
   const out: string[] = [];
   const walk = async (current: string) => {
     let entries;
@@ -63,8 +63,8 @@ export async function staleFiles(outDir: string, files: GeneratedFile[]): Promis
   return stale;
 }
 
-/** Writes every file atomically (temp file + rename) and removes files no longer generated. */
-export async function writeFiles(outDir: string, files: GeneratedFile[]): Promise<{ written: number; removed: number }> {
+/** Writes every file atomically (temp file + rename) and, unless told not to, removes files no longer generated. */
+export async function writeFiles(outDir: string, files: GeneratedFile[], options: { removeOthers?: boolean } = {}): Promise<{ written: number; removed: number }> {
   const wanted = new Set(files.map((f) => f.path));
   let written = 0;
   for (const file of files) {
@@ -83,6 +83,7 @@ export async function writeFiles(outDir: string, files: GeneratedFile[]): Promis
     written++;
   }
   let removed = 0;
+  if (options.removeOthers === false) return { written, removed };
   for (const existing of await listFiles(outDir)) {
     if (!wanted.has(existing)) {
       await rm(join(outDir, existing));

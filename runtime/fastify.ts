@@ -41,7 +41,7 @@ export interface OperationDefinition {
 }
 
 /** Marks a body that could not be read as JSON; the validators then report rule `json`. */
-const notJson = Symbol("adxkit.notJson");
+const notJson = /* @__PURE__ */ Symbol("adxkit.notJson");
 interface NotJson {
   [notJson]: string;
 }

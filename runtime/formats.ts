@@ -1,9 +1,8 @@
 /**
- * Formats used by the spec's schemas. The precompiled validators import this module
- * (ajv's standalone output references `formats[...]`), so it must stay dependency-free ESM
- * (Node's built-in modules only).
+ * Formats used by the spec's schemas. The precompiled validators import this module (ajv's
+ * standalone output references `formats[...]`), so it stays free of dependencies and of
+ * Node-only modules: the validators also run in browsers and edge runtimes.
  */
-import { isIP } from "node:net";
 
 const reportTimePattern = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})$/;
 
@@ -17,14 +16,51 @@ export function isReportTime(value: string): boolean {
   return day <= daysInMonth;
 }
 
-/** A dotted-quad IPv4 address (`123.145.167.0`; no wildcard, no leading zeros): Node's own check. */
+// One decimal octet 0-255 without leading zeros, as Node's net.isIPv4 accepts it.
+const octet = "(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]\\d|\\d)";
+const ipv4Text = `${octet}(?:\\.${octet}){3}`;
+const ipv4Pattern = /* @__PURE__ */ new RegExp(`^${ipv4Text}$`);
+const hextet = /^[0-9a-fA-F]{1,4}$/;
+const zoneId = /^[0-9a-zA-Z_.~-]+$/;
+
+/** A dotted-quad IPv4 address (`123.145.167.0`; no wildcard, no leading zeros). */
 export function isIPv4(value: string): boolean {
-  return isIP(value) === 4;
+  return value.length <= 15 && ipv4Pattern.test(value);
 }
 
-/** An IPv6 address in text form (RFC 4291 2.2, `::` shortening and a trailing IPv4 part allowed): Node's own check. */
+/**
+ * An IPv6 address in text form (RFC 4291 2.2): eight groups of 1-4 hex digits, one `::` for a run
+ * of zero groups, an IPv4 address as the last 32 bits, and a `%zone` suffix — what Node's
+ * net.isIPv6 accepts (a test holds the two together).
+ */
 export function isIPv6(value: string): boolean {
-  return isIP(value) === 6;
+  if (value.length > 128) return false;
+  let text = value;
+  const percent = text.indexOf("%");
+  if (percent !== -1) {
+    if (!zoneId.test(text.slice(percent + 1))) return false;
+    text = text.slice(0, percent);
+  }
+  let groups = 8;
+  const lastColon = text.lastIndexOf(":");
+  if (lastColon !== -1 && text.indexOf(".", lastColon) !== -1) {
+    if (!isIPv4(text.slice(lastColon + 1))) return false;
+    // The IPv4 part stands for two groups; keep the colon in front of it as a group boundary.
+    text = text.slice(0, lastColon + 1) + "0";
+    groups = 7;
+  }
+  const double = text.indexOf("::");
+  if (double !== -1) {
+    if (text.indexOf("::", double + 1) !== -1) return false;
+    const head = text.slice(0, double);
+    const tail = text.slice(double + 2);
+    const headGroups = head === "" ? [] : head.split(":");
+    const tailGroups = tail === "" ? [] : tail.split(":");
+    if (!headGroups.every((g) => hextet.test(g)) || !tailGroups.every((g) => hextet.test(g))) return false;
+    return headGroups.length + tailGroups.length <= groups - 1;
+  }
+  const parts = text.split(":");
+  return parts.length === groups && parts.every((g) => hextet.test(g));
 }
 
 /** Format definitions as ajv takes them; the precompiled code calls `formats[name].validate`. */
@@ -33,3 +69,22 @@ export const formats = {
   ipv4: { type: "string", validate: isIPv4 },
   ipv6: { type: "string", validate: isIPv6 },
 } as const;
+
+/**
+ * The length of a string in Unicode code points, as JSON Schema's minLength/maxLength count it
+ * (a surrogate pair is one character). ajv's standalone output calls this where it would
+ * otherwise require ajv's own runtime helper, so the validators need no package at run time.
+ */
+export function ucs2length(text: string): number {
+  const length = text.length;
+  let count = 0;
+  for (let i = 0; i < length; i++) {
+    count++;
+    const code = text.charCodeAt(i);
+    if (code >= 0xd800 && code <= 0xdbff && i + 1 < length) {
+      const next = text.charCodeAt(i + 1);
+      if ((next & 0xfc00) === 0xdc00) i++;
+    }
+  }
+  return count;
+}

@@ -174,4 +174,4 @@ export const rules: Record<string, Rule> = {
 };
 
 /** Ids of the rules implemented here. */
-export const implementedRules: ReadonlySet<string> = new Set(Object.keys(rules));
+export const implementedRules: ReadonlySet<string> = /* @__PURE__ */ new Set(/* @__PURE__ */ Object.keys(rules));

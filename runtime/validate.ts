@@ -3,7 +3,7 @@
  * costs one call), then, only when it fails, the diagnostic validator that lists every problem;
  * then the rules written in code. Generated code wires each kind through `createValidator`.
  */
-import { pointer, pointerSegment, type ValidateOptions, type ValidationIssue, type ValidationResult } from "./issues.js";
+import { pointerSegment, type ValidateOptions, type ValidationIssue, type ValidationResult } from "./issues.js";
 import { parseNativeDocument, rules, type RuleContext } from "./rules.js";
 
 /** A precompiled ajv function: fast (first error) or diagnostic (all errors, verbose). */
@@ -21,8 +21,10 @@ interface AjvError {
 }
 
 export interface ValidatorDefinition {
-  fast: CompiledSchema;
-  diagnose: CompiledSchema;
+  /** The fast validator; called once, on the first validation (the generated code compiles lazily). */
+  fast: () => CompiledSchema;
+  /** The diagnostic validator; called on the first invalid payload. */
+  diagnose: () => CompiledSchema;
   codeRules: readonly string[];
   /** A wrapper property accepted around the document and validated through (`{"native": {...}}`). */
   unwrap?: string;
@@ -36,7 +38,7 @@ export interface ValidatorDefinition {
 
 export type Validator = (payload: unknown, request?: unknown, options?: ValidateOptions) => ValidationResult;
 
-const VALID: ValidationResult = Object.freeze({ valid: true, errors: Object.freeze([]) as any, warnings: Object.freeze([]) as any });
+const VALID: ValidationResult = /* @__PURE__ */ Object.freeze({ valid: true, errors: /* @__PURE__ */ Object.freeze([]) as any, warnings: /* @__PURE__ */ Object.freeze([]) as any });
 
 /** A readable name for the value at a JSON Pointer: `bidfloor`, `bcat[0]`, `payload`. */
 function fieldName(path: string): string {
@@ -49,7 +51,7 @@ function fieldName(path: string): string {
   return name === "" ? "payload" : name;
 }
 
-const shapeKeywords = new Set(["type", "required", "pattern", "format"]);
+const shapeKeywords = /* @__PURE__ */ new Set(["type", "required", "pattern", "format"]);
 
 /** Turns ajv's errors into issues with rule ids; `required` points at the missing field itself. */
 export function issuesFromAjv(errors: readonly AjvError[], keywordRules: Readonly<Record<string, string>>): ValidationIssue[] {
@@ -74,7 +76,7 @@ export function issuesFromAjv(errors: readonly AjvError[], keywordRules: Readonl
 type EmbeddedKind = "native-request" | "native-response";
 
 /** Bounded caches of embedded documents by text, per kind: their strict-mode result, or null when not JSON. */
-const embeddedCaches: Record<EmbeddedKind, Map<string, ValidationResult | null>> = { "native-request": new Map(), "native-response": new Map() };
+const embeddedCaches: Record<EmbeddedKind, Map<string, ValidationResult | null>> = { "native-request": /* @__PURE__ */ new Map(), "native-response": /* @__PURE__ */ new Map() };
 const EMBEDDED_CACHE_ENTRIES = 1024;
 const EMBEDDED_CACHE_MAX_TEXT = 16 * 1024;
 
@@ -128,15 +130,17 @@ class Run implements RuleContext {
 export function createValidator(definition: ValidatorDefinition): Validator {
   const codeRules = definition.codeRules.map((id) => rules[id]);
   const run = new Run(definition);
+  let fast: CompiledSchema | undefined;
   const unwrap = definition.unwrap;
   const validate: Validator = function validate(payload, request, options) {
     run.lenient = options?.lenient === true;
     run.request = request;
     run.errors = null;
     run.warnings = null;
-    if (!definition.fast(payload)) {
-      definition.diagnose(payload);
-      for (const issue of issuesFromAjv(definition.diagnose.errors ?? [], definition.keywordRules)) run.add(issue);
+    if (!(fast ??= definition.fast())(payload)) {
+      const diagnose = definition.diagnose();
+      diagnose(payload);
+      for (const issue of issuesFromAjv(diagnose.errors ?? [], definition.keywordRules)) run.add(issue);
       // Rules in code trust the structure; with structural errors they would only add noise.
       if (run.errors !== null) return { valid: false, errors: run.errors, warnings: run.warnings ?? [] };
     }
@@ -157,5 +161,3 @@ export function createValidator(definition: ValidatorDefinition): Validator {
     return { valid: result.valid, errors: result.errors.map(prefix), warnings: result.warnings.map(prefix) };
   };
 }
-
-export { pointer };

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
-import { demandReportPlugin, supplyReportPlugin } from "../generated/index.js";
+import { demandReportPlugin, supplyReportPlugin } from "@adxkit/bindings/fastify";
 import { createAuthThrottle } from "./accounts/throttle.js";
 import { redactingLogger, redactUrl } from "./log.js";
 import { errorEnvelope } from "./reports/envelope.js";

@@ -6,7 +6,7 @@
  * holds no headers).
  */
 import type { FastifyRequest, FastifyServerOptions } from "fastify";
-import { secretParameters } from "../generated/index.js";
+import { secretParameters } from "@adxkit/bindings/fastify";
 
 const secretQuery: ReadonlySet<string> = new Set(secretParameters.query);
 

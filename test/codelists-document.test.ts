@@ -8,8 +8,7 @@
 import { describe, it, expect } from "vitest";
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { codelists } from "../generated/codelists/index.js";
-import { reportStatus } from "../generated/errors/index.js";
+import { codelists, reportStatus } from "@adxkit/bindings";
 
 const DOC_URL = new URL("../../shared/seed/000_525e2f811bd30f85.txt", import.meta.url);
 const exists = existsSync(DOC_URL);

@@ -15,7 +15,7 @@
 import { describe, it, expect } from "vitest";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { validateBidRequest, validateBidResponse, type ValidationResult } from "../generated/index.js";
+import { validateBidRequest, validateBidResponse, type ValidationResult } from "@adxkit/bindings";
 
 const CORPUS = new URL("../../shared/corpus/openrtb/", import.meta.url);
 const present = existsSync(CORPUS);

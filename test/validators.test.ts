@@ -20,7 +20,7 @@ import {
   validators,
   type ValidationIssue,
   type ValidationResult,
-} from "../generated/index.js";
+} from "@adxkit/bindings";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const FIXTURES = fileURLToPath(new URL("./fixtures/", import.meta.url));

@@ -104,7 +104,7 @@ export const reportLimits = {
 /** When several problems apply to one report request, the first code in this order is answered. */
 export const reportStatusPrecedence: readonly number[] = [-3,-2,-4,-5];
 
-const messages = new Map(reportStatus.map((s) => [s.code, s.msg]));
+const messages = /* @__PURE__ */ new Map(/* @__PURE__ */ reportStatus.map((s) => [s.code, s.msg]));
 
 /** The exact `status.msg` of a report status code. */
 export function reportStatusMessage(code: number): string {

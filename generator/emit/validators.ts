@@ -8,7 +8,7 @@ import standaloneModule from "ajv/dist/standalone/index.js";
 import { _, stringify, type KeywordCxt } from "ajv";
 import type { Model } from "../model.js";
 import { knownExtensions } from "../model.js";
-import { formats } from "../runtime/formats.js";
+import { formats } from "@adxkit/bindings/runtime";
 import type { Render } from "../templates.js";
 import type { GeneratedFile } from "../write.js";
 
@@ -25,7 +25,7 @@ export function createAjv(model: Model, diagnostic: boolean) {
     coerceTypes: false,
     useDefaults: false,
     allowUnionTypes: true,
-    code: { source: true, esm: true, formats: _`formats`, lines: false },
+    code: { source: true, esm: false, formats: _`formats`, lines: false },
   });
   const lists = new Map(model.codelists.map((list) => [list.id, list]));
   for (const keyword of knownExtensions) {
@@ -58,34 +58,49 @@ export function createAjv(model: Model, diagnostic: boolean) {
 }
 
 /**
- * ajv's standalone ESM output may still call require() (ajv issue 1976): hoist each into an import.
- * The required modules are ajv's CommonJS runtime helpers (ucs2length for minLength/maxLength,
- * equal, …), read as `require(…).default`. Node gives a default import of CommonJS its
- * module.exports; vitest and tsx give exports.default when __esModule is set: both are accepted.
+ * ajv's standalone output calls require() for its CommonJS runtime helpers
+ * (`require("ajv/dist/runtime/ucs2length").default` for minLength/maxLength). Each is replaced by
+ * the bindings runtime's own export, so the validators need no package at run time; a helper
+ * without a replacement fails the generation instead of shipping a dependency.
  */
-export function toEsm(code: string, formatsImport: string): string {
-  const imports: string[] = [`import { formats } from ${JSON.stringify(formatsImport)};`];
-  const interop: string[] = [];
-  const names = new Map<string, string>();
-  const body = code.replace(/require\("([^"]+)"\)/g, (_m, specifier: string) => {
-    let name = names.get(specifier);
-    if (!name) {
-      name = `imported${names.size}`;
-      names.set(specifier, name);
-      imports.push(`import ${name}Module from ${JSON.stringify(specifier.endsWith(".js") ? specifier : `${specifier}.js`)};`);
-      interop.push(`const ${name} = ${name}Module && ${name}Module.__esModule ? ${name}Module : { default: ${name}Module };`);
-    }
+const runtimeHelpers: Readonly<Record<string, string>> = { "ajv/dist/runtime/ucs2length": "ucs2length" };
+
+/**
+ * Turns ajv's CommonJS standalone code into an ES module whose validators are compiled on first
+ * use: the code sits in a function that `load()` runs once. Importing the bindings then costs V8
+ * only a pre-parse of it; a service that imports them for a code list never pays for the rest.
+ */
+export function toLazyModule(code: string, runtimeImport: string): string {
+  const used = new Set<string>(["formats"]);
+  const body = code.replace(/require\("([^"]+)"\)\.default/g, (_m, specifier: string) => {
+    const name = runtimeHelpers[specifier.replace(/\.js$/, "")];
+    if (!name) throw new Error(`ajv's standalone code requires ${specifier}, which the bindings runtime does not provide (add it to runtime/ and to runtimeHelpers)`);
+    used.add(name);
     return name;
   });
-  return `${[...imports, ...interop].join("\n")}\n${body}\n`;
+  if (/\brequire\(/.test(body)) throw new Error("ajv's standalone code calls require() in a form toLazyModule does not know");
+  return [
+    `import { ${[...used].sort().join(", ")} } from ${JSON.stringify(runtimeImport)};`,
+    "let compiled;",
+    "/** The compiled validators by kind, built on the first call. */",
+    "export function load() {",
+    "  if (compiled !== undefined) return compiled;",
+    "  const exports = {};",
+    body,
+    "  return (compiled = exports);",
+    "}",
+    "",
+  ].join("\n");
 }
+
+/** Where generated code finds the runtime, wherever the bindings package is installed. */
+const RUNTIME_IMPORT = "@adxkit/bindings/runtime";
 
 const exportName = (kind: string) => kind.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
 
 export function emitValidators(model: Model, render: Render): GeneratedFile[] {
   const refs = Object.fromEntries(model.validators.map((v) => [exportName(v.kind), v.schemaId]));
-  const formatsImport = "../../generator/runtime/formats.js";
-  const source = (diagnostic: boolean) => toEsm(standaloneCode(createAjv(model, diagnostic), refs), formatsImport);
+  const source = (diagnostic: boolean) => toLazyModule(standaloneCode(createAjv(model, diagnostic), refs), RUNTIME_IMPORT);
 
   const keywordRules: Record<string, string> = {};
   for (const rule of model.errors.validationRules) for (const keyword of rule.keywords) keywordRules[keyword] = rule.id;
@@ -98,9 +113,14 @@ export function emitValidators(model: Model, render: Render): GeneratedFile[] {
     lenientRules,
     embedded: model.validators.filter((v) => v.kind.startsWith("native-")).map((v) => ({ kind: v.kind, exportName: exportName(v.kind) })),
   };
+  const exportNames = model.validators.map((v) => exportName(v.kind));
+  const compiled = (name: string, description: string, diagnostic: boolean): GeneratedFile[] => [
+    { path: `validators/${name}.js`, contents: render("validators/compiled", { description, code: source(diagnostic) }) },
+    { path: `validators/${name}.d.ts`, contents: render("validators/compiled-types", { description, exportNames }) },
+  ];
   return [
-    { path: "validators/fast.ts", contents: render("validators/compiled", { description: "fast: stops at the first error", code: source(false) }) },
-    { path: "validators/diagnose.ts", contents: render("validators/compiled", { description: "diagnostic: every error, with its schema", code: source(true) }) },
+    ...compiled("fast", "fast: stops at the first error", false),
+    ...compiled("diagnose", "diagnostic: every error, with its schema", true),
     { path: "validators/index.ts", contents: render("validators/index", view) },
   ];
 }

@@ -3,8 +3,7 @@
  * cannot make alone: floor, blocked advertisers, categories and attributes, markup type. Each
  * failure names its reason of spec/errors.yaml auction-rejections.
  */
-import type { AuctionRejection, Bid, BidRequest, Imp } from "../../generated/index.js";
-import { iab } from "../../generated/index.js";
+import { iab, type AuctionRejection, type Bid, type BidRequest, type Imp } from "@adxkit/bindings";
 import { markupFits, type MediaKind } from "./markup.js";
 import { toMicros } from "./money.js";
 

@@ -6,7 +6,7 @@
  * `max_cpm` (the highest bid taken from it, instead of the exchange's).
  */
 import { readFile } from "node:fs/promises";
-import { AdFormat } from "../../generated/index.js";
+import { AdFormat } from "@adxkit/bindings";
 import { MAX_ID_LENGTH, withinIdLength } from "../store/fact.js";
 import { isSafeCpm, MAX_SAFE_CPM } from "./money.js";
 

@@ -4,7 +4,7 @@
  * the increment, never above the winning bid. All amounts in integer micro-units.
  */
 import { toMicros } from "./money.js";
-import { auctionRules } from "../../generated/index.js";
+import { auctionRules } from "@adxkit/bindings";
 
 /** The price increment of a second-price-plus auction (0.01 of the currency unit). */
 export const PRICE_INCREMENT_MICROS = toMicros(auctionRules.priceIncrement);

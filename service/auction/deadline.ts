@@ -7,7 +7,7 @@
  * budget, and a bidder's timeout_ms can only shorten it. A call still running at its budget
  * is aborted and counts as a timeout (the exchange's fan-out keeps one timer per budget).
  */
-import { auctionRules } from "../../generated/index.js";
+import { auctionRules } from "@adxkit/bindings";
 /** tmax when the request gives none (x-adxkit-auction.default-tmax-ms). */
 export const DEFAULT_TMAX_MS: number = auctionRules.defaultTmaxMs;
 /** The smallest exchange margin, in milliseconds. */

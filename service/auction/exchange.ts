@@ -6,8 +6,8 @@
  * notice sender; neither is awaited on the hot path.
  */
 import { performance } from "node:perf_hooks";
-import type { AuctionRejection, Bid, BidRequest, BidResponse, Imp, OperationInput, OperationOutput, SeatBid } from "../../generated/index.js";
-import { auctionRules, validateBidResponse } from "../../generated/index.js";
+import { auctionRules, validateBidResponse, type AuctionRejection, type Bid, type BidRequest, type BidResponse, type Imp, type SeatBid } from "@adxkit/bindings";
+import type { OperationInput, OperationOutput } from "@adxkit/bindings/fastify";
 import { adFormatOf, adFormatsOffered, dateHourOf, requestDimensions, type RequestDimensions } from "../events/dimensions.js";
 import { FactAggregator, storeRefusal, type DemandKey, type EventLogger, type FactCounts, type FactIncrement, type FactSink, type SupplyKey } from "../events/facts.js";
 import { parsePosition, Spool } from "../events/spool.js";

@@ -17,7 +17,7 @@
 import type { Socket } from "node:net";
 import { Agent, Pool, buildConnector, errors as undiciErrors } from "undici";
 // The rules module alone: the notice worker loads this file and has no use for the validators.
-import { auctionRules } from "../../generated/macros/index.js";
+import { auctionRules } from "@adxkit/bindings";
 import type { Dispatcher } from "undici";
 
 /** Bidder faults of auction-rejections: the whole answer counts as a no-bid from that bidder. */

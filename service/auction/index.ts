@@ -5,7 +5,7 @@
  */
 import { performance } from "node:perf_hooks";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { exchangePlugin } from "../../generated/index.js";
+import { exchangePlugin } from "@adxkit/bindings/fastify";
 import { Exchange, type ExchangeOptions } from "./exchange.js";
 import { parseBidRequestBody } from "./forward.js";
 

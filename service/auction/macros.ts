@@ -5,7 +5,7 @@
  * syntax); a macro whose source was not specified becomes the empty string. Text that merely
  * looks like a macro but is not in the table stays as it is.
  */
-import { macros } from "../../generated/index.js";
+import { macros } from "@adxkit/bindings";
 import { TextCache } from "./text-cache.js";
 
 /** Where each macro's value comes from, for one winning bid. */

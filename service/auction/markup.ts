@@ -4,7 +4,7 @@
  * passes validateNativeResponse, video a well-formed XML document whose root element is VAST.
  */
 import { XMLValidator } from "fast-xml-parser";
-import { validateNativeResponse } from "../../generated/index.js";
+import { validateNativeResponse } from "@adxkit/bindings";
 import { TextCache } from "./text-cache.js";
 
 /** The ad types the exchange buys, as the imp offers them. */

@@ -7,7 +7,7 @@
  * cost the exchange about 50 µs of CPU and the bidder about as much (bench/auction.ts).
  */
 // The rules module alone: the notice worker loads this file and has no use for the validators.
-import { auctionRules } from "../../generated/macros/index.js";
+import { auctionRules } from "@adxkit/bindings";
 import type { EventLogger } from "../events/facts.js";
 import { CallAborted, type HttpClient } from "./http-client.js";
 

@@ -1,5 +1,5 @@
 /** Counters of the exchange, per bidder and per reason, for `stats()` and the logs. */
-import type { AuctionRejection } from "../../generated/index.js";
+import type { AuctionRejection } from "@adxkit/bindings";
 
 /** One bidder's counters. `faults` and `rejections` are keyed by auction-rejections ids. */
 export interface BidderCounters {

@@ -6,7 +6,8 @@
  * back at its own `/win` and `/bill` routes, which count the notices.
  */
 import Fastify, { type FastifyInstance } from "fastify";
-import { bidderPlugin, iab, type Bid, type BidRequest, type Imp, type OperationInput, type OperationOutput } from "../../generated/index.js";
+import { iab, type Bid, type BidRequest, type Imp } from "@adxkit/bindings";
+import { bidderPlugin, type OperationInput, type OperationOutput } from "@adxkit/bindings/fastify";
 import { bannerMarkup, nativeMarkup, vastMarkup, type CreativeUrls } from "./creatives.js";
 import { between, seededRandom, type Random } from "./random.js";
 

@@ -1,46 +1,78 @@
-/** The `adxkit` command line: one binary, one subcommand per job. */
+/**
+ * The `adxkit` command line: one binary, one subcommand per job. Each command's code (and with it
+ * the generator, the server, DuckDB) is imported only when that command runs, so
+ * `adxkit --version` and `adxkit validate` start in a few tens of milliseconds.
+ */
 import { Command, CommanderError } from "commander";
-import { readFileSync } from "node:fs";
-import { packageRoot } from "../../generator/paths.js";
+import { packageVersion } from "../package.js";
 import { UsageError } from "./errors.js";
-import { register as registerAccounts } from "./commands/accounts.js";
-import { register as registerBidder } from "./commands/bidder.js";
-import { register as registerDemo } from "./commands/demo.js";
-import { register as registerDocs } from "./commands/docs.js";
-import { register as registerGenerate } from "./commands/generate.js";
-import { register as registerIngest } from "./commands/ingest.js";
-import { register as registerSeed } from "./commands/seed.js";
-import { register as registerServe } from "./commands/serve.js";
-import { register as registerValidate } from "./commands/validate.js";
 
-const pkg = JSON.parse(readFileSync(`${packageRoot()}/package.json`, "utf8"));
+/** What a command module exports: its arguments, options and action, added to its command. */
+interface CommandModule {
+  configure(command: Command): void;
+}
 
-/** Builds the program; commands register themselves. */
-export async function buildProgram(): Promise<Command> {
+interface CommandEntry {
+  name: string;
+  description: string;
+  load(): Promise<CommandModule>;
+}
+
+/** Every command, in the order `adxkit --help` lists them. */
+const commands: readonly CommandEntry[] = [
+  { name: "generate", description: "regenerate types, validators, code lists, stubs, client and docs from spec/ + templates/", load: () => import("./commands/generate.js") },
+  { name: "validate", description: "validate JSON payloads against the spec (exit 0 all valid, 1 any invalid, 2 usage or unreadable file)", load: () => import("./commands/validate.js") },
+  { name: "serve", description: "serve report APIs A (/api/report/demand_report_v2) and B (/api/report/v1), the exchange (/openrtb2/auction) and the docs (/docs)", load: () => import("./commands/serve.js") },
+  { name: "demo", description: "run the server with demo data, three reference bidders and a little traffic (npm start)", load: () => import("./commands/demo.js") },
+  { name: "ingest", description: "load hourly facts (NDJSON, one fact per line) into the report store; a file with any bad line loads nothing", load: () => import("./commands/ingest.js") },
+  { name: "seed", description: "load deterministic synthetic traffic: N supply facts over the last D days, plus about N/10 demand facts", load: () => import("./commands/seed.js") },
+  { name: "accounts", description: "create, list and revoke report accounts (the x-userid / x-authorization pairs of the report APIs)", load: () => import("./commands/accounts.js") },
+  { name: "bidder", description: "run the reference bidder: answers bid requests with banner HTML, native JSON or VAST 3.0, counts win and billing notices", load: () => import("./commands/bidder.js") },
+  { name: "docs", description: "write the documentation site (static HTML, works from file:// and any static host) to a folder", load: () => import("./commands/docs.js") },
+];
+
+/** The command a command line runs (`adxkit validate …`, `adxkit help validate`), if any. */
+function commandNamed(args: readonly string[]): CommandEntry | undefined {
+  const words = args.filter((a) => !a.startsWith("-"));
+  const name = words[0] === "help" ? words[1] : words[0];
+  return commands.find((c) => c.name === name);
+}
+
+/**
+ * Builds the program for one command line: every command is listed with its description, and
+ * only the one being run (or asked for help) gets its options and action, loaded then.
+ */
+export async function buildProgram(args: readonly string[] = []): Promise<Command> {
   const program = new Command("adxkit")
-    .version(pkg.version)
+    .version(packageVersion())
     .description("adxkit: spec-first toolkit and server for an ad exchange (report APIs A and B, OpenRTB 2.5 bidding C)")
     .showHelpAfterError()
     .exitOverride();
-  for (const register of [registerGenerate, registerValidate, registerServe, registerDemo, registerIngest, registerSeed, registerAccounts, registerBidder, registerDocs]) {
-    register(program);
+  const running = commandNamed(args);
+  for (const entry of commands) {
+    const command = program.command(entry.name).description(entry.description);
+    if (entry === running) (await entry.load()).configure(command);
   }
   return program;
 }
 
+/**
+ * The exit code of a command that threw, after saying why on stderr: 2 for usage (commander's own
+ * errors, which it has already printed, and UsageError), 1 for anything else.
+ */
+export function exitCodeFor(error: unknown, writeErr: (text: string) => void = (text) => process.stderr.write(text)): number {
+  if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+  writeErr(`adxkit: ${(error as Error).message}\n`);
+  return error instanceof UsageError || (error as Error).name === "BidderConfigError" ? 2 : 1;
+}
+
 /** Runs the CLI; returns the exit code. */
 export async function main(argv = process.argv): Promise<number> {
-  const program = await buildProgram();
+  const program = await buildProgram(argv.slice(2));
   try {
     await program.parseAsync(argv);
     return Number(process.exitCode ?? 0);
   } catch (error) {
-    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
-    if (error instanceof UsageError || (error as Error).name === "BidderConfigError") {
-      process.stderr.write(`adxkit: ${(error as Error).message}\n`);
-      return 2;
-    }
-    process.stderr.write(`adxkit: ${(error as Error).message}\n`);
-    return 1;
+    return exitCodeFor(error);
   }
 }

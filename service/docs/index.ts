@@ -6,7 +6,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { extname, join, posix, resolve, sep } from "node:path";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { packageRoot } from "../../generator/paths.js";
+import { packageRoot } from "../package.js";
 
 export interface DocsOptions {
   /** Folder holding the site (default: `<package root>/generated/docs`). */

@@ -5,7 +5,7 @@
  * device.geo.country, platform device.os (platform.ts), ad_format the imp's object. An absent
  * source is the empty string (0 for codes).
  */
-import { AdFormat } from "../../generated/index.js";
+import { AdFormat } from "@adxkit/bindings";
 import { platformOf } from "./platform.js";
 
 /** The parts of a bid request the dimensions read (a validated BidRequest fits). */

@@ -2,7 +2,7 @@
  * device.os → Platform code for the platform dimension of the reports. The spellings live in
  * spec/codelists/platform.yaml (aliases and prefixes of each value).
  */
-import { Platform } from "../../generated/index.js";
+import { Platform } from "@adxkit/bindings";
 
 /** The platform code of a device.os value, case-insensitive; 0 (Unknown) when absent or not known. */
 export function platformOf(os: unknown): number {

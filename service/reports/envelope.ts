@@ -1,5 +1,5 @@
 /** The report envelope of part 2.2: every answer of A and B, success or error, with HTTP 200. */
-import { reportStatusMessage, ReportStatusCode } from "../../generated/index.js";
+import { reportStatusMessage, ReportStatusCode } from "@adxkit/bindings";
 import type { ReportRow } from "../store/store.js";
 import { envelopeTimestamp } from "./time.js";
 

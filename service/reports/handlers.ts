@@ -4,15 +4,8 @@
  * is spec/errors.yaml's report-status-precedence.
  */
 import type { FastifyBaseLogger } from "fastify";
-import {
-  ReportStatusCode,
-  reportLimits,
-  type DemandReportHandlers,
-  type OperationInput,
-  type OperationOutput,
-  type SupplyReportHandlers,
-  type ValidationIssue,
-} from "../../generated/index.js";
+import { ReportStatusCode, reportLimits, type ValidationIssue } from "@adxkit/bindings";
+import type { DemandReportHandlers, OperationInput, OperationOutput, SupplyReportHandlers } from "@adxkit/bindings/fastify";
 import type { Account, Dimension, Metric, ReportQuery, ReportStore, Side } from "../store/store.js";
 import { errorEnvelope, successEnvelope, type ReportEnvelope } from "./envelope.js";
 import { addMonthsClamped } from "./time.js";

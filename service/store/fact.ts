@@ -1,5 +1,5 @@
 /** Reading and checking facts: one NDJSON line → one `Fact`, or a `FactError` saying why not. */
-import { reportLimits } from "../../generated/index.js";
+import { reportLimits } from "@adxkit/bindings";
 import { FactError } from "./errors.js";
 import type { Fact } from "./store.js";
 

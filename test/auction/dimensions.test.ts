@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { adFormatOf, adFormatsOffered, dateHourOf, requestDimensions, type ImpContext } from "../../service/events/dimensions.js";
 import { platformOf } from "../../service/events/platform.js";
-import { Platform } from "../../generated/index.js";
+import { Platform } from "@adxkit/bindings";
 
 describe("platform of device.os", () => {
   test.each([

@@ -4,7 +4,7 @@
  */
 import { XMLParser } from "fast-xml-parser";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { validateBidResponse, validateNativeResponse } from "../../generated/index.js";
+import { validateBidResponse, validateNativeResponse } from "@adxkit/bindings";
 import { isHtmlMarkup, isVastMarkup } from "../../service/auction/markup.js";
 import { startBidder, VAST_TRACKING_EVENTS, type RunningBidder } from "../../service/bidder/index.js";
 import { parseRange } from "../../service/cli/commands/bidder.js";

@@ -10,7 +10,7 @@
 import { createServer, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { validateBidRequest } from "../../generated/index.js";
+import { validateBidRequest } from "@adxkit/bindings";
 import { MAX_DEPTH, parseLossless, rawNumbersOf, stringifyLossless } from "../../service/json/lossless.js";
 import { startExchange, type TestExchange } from "../auction/helpers.js";
 

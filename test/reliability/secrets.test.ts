@@ -12,7 +12,7 @@ import { Writable } from "node:stream";
 import { DuckDBInstance } from "@duckdb/node-api";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { secretParameters } from "../../generated/index.js";
+import { secretParameters } from "@adxkit/bindings/fastify";
 import { buildApp } from "../../service/app.js";
 import { registerExchange } from "../../service/auction/index.js";
 import { startBidder, type RunningBidder } from "../../service/bidder/index.js";

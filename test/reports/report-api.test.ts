@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FastifyInstance } from "fastify";
 import { request } from "undici";
-import { createDemandReportClient, createSupplyReportClient, reportStatusMessage, validators } from "../../generated/index.js";
+import { reportStatusMessage, validators } from "@adxkit/bindings";
+import { createDemandReportClient, createSupplyReportClient } from "@adxkit/bindings/client";
 import { buildApp } from "../../service/app.js";
 import { openStore } from "../../service/store/index.js";
 import type { Fact, ReportStore } from "../../service/store/store.js";

@@ -8,7 +8,7 @@
 import fc from "fast-check";
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { auctionRules, reportLimits } from "../../generated/index.js";
+import { auctionRules, reportLimits } from "@adxkit/bindings";
 import { registerExchange, type ExchangeHandle } from "../../service/auction/index.js";
 import { signBillingToken, newTokenId, type BillingClaims } from "../../service/auction/billing-token.js";
 import { openStore, type ReportStore } from "../../service/store/index.js";

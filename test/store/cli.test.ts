@@ -3,14 +3,10 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { register as registerAccounts } from "../../service/cli/commands/accounts.js";
-import { register as registerIngest } from "../../service/cli/commands/ingest.js";
-import { register as registerSeed } from "../../service/cli/commands/seed.js";
 import { openStore } from "../../service/store/index.js";
 import { jsonLines, runCli, supplyQuery, demandQuery } from "./helpers.js";
 
-const commands = [registerIngest, registerSeed, registerAccounts];
-const run = (...argv: string[]) => runCli(commands, argv);
+const run = (...argv: string[]) => runCli(argv);
 
 let dir: string;
 let db: string;

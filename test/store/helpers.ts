@@ -1,7 +1,6 @@
 // Shared by the store tests: fact builders, a query builder and a harness that runs CLI commands in-process.
-import { Command, CommanderError } from "commander";
 import { vi } from "vitest";
-import { UsageError } from "../../service/cli/errors.js";
+import { buildProgram, exitCodeFor } from "../../service/cli/main.js";
 import type { DemandFact, ReportQuery, SupplyFact } from "../../service/store/index.js";
 
 /** A supply fact with defaults for everything not given. */
@@ -66,10 +65,10 @@ export interface CliRun {
 }
 
 /**
- * Runs `argv` (without "adxkit") through a program holding the given commands, capturing
- * stdout and stderr, with main.ts's exit-code mapping: usage errors 2, other errors 1.
+ * Runs `argv` (without "adxkit") through the CLI's own program and exit-code mapping, in
+ * process, capturing stdout and stderr.
  */
-export async function runCli(register: ((program: Command) => void)[], argv: string[]): Promise<CliRun> {
+export async function runCli(argv: string[]): Promise<CliRun> {
   let stdout = "";
   let stderr = "";
   const capture = (sink: (s: string) => void) => (chunk: string | Uint8Array) => {
@@ -78,8 +77,7 @@ export async function runCli(register: ((program: Command) => void)[], argv: str
   };
   const out = vi.spyOn(process.stdout, "write").mockImplementation(capture((s) => (stdout += s)) as typeof process.stdout.write);
   const err = vi.spyOn(process.stderr, "write").mockImplementation(capture((s) => (stderr += s)) as typeof process.stderr.write);
-  const program = new Command("adxkit").exitOverride().configureOutput({ writeOut: (s) => (stdout += s), writeErr: (s) => (stderr += s) });
-  for (const r of register) r(program);
+  const program = (await buildProgram(argv)).configureOutput({ writeOut: (s) => (stdout += s), writeErr: (s) => (stderr += s) });
   const previous = process.exitCode;
   process.exitCode = undefined;
   let exitCode = 0;
@@ -87,14 +85,7 @@ export async function runCli(register: ((program: Command) => void)[], argv: str
     await program.parseAsync(argv, { from: "user" });
     exitCode = Number(process.exitCode ?? 0);
   } catch (error) {
-    if (error instanceof CommanderError) exitCode = error.exitCode === 0 ? 0 : 2;
-    else if (error instanceof UsageError) {
-      stderr += `adxkit: ${error.message}\n`;
-      exitCode = 2;
-    } else {
-      stderr += `adxkit: ${(error as Error).message}\n`;
-      exitCode = 1;
-    }
+    exitCode = exitCodeFor(error, (text) => (stderr += text));
   } finally {
     process.exitCode = previous;
     out.mockRestore();

@@ -41,10 +41,8 @@ function newAccount(options: CreateOptions): NewAccount {
   throw new UsageError(options.side === undefined ? "--side demand|supply is required" : `--side must be demand or supply, not ${JSON.stringify(options.side)}`);
 }
 
-export function register(program: Command): void {
-  const accounts = program
-    .command("accounts")
-    .description("create, list and revoke report accounts (the x-userid / x-authorization pairs of the report APIs)")
+export function configure(command: Command): void {
+  const accounts = command
     .addHelpText(
       "after",
       `

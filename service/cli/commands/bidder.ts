@@ -34,10 +34,8 @@ interface BidderCliOptions {
   lenient?: boolean;
 }
 
-export function register(program: Command): void {
-  program
-    .command("bidder")
-    .description("run the reference bidder: answers bid requests with banner HTML, native JSON or VAST 3.0, counts win and billing notices")
+export function configure(command: Command): void {
+  command
     .requiredOption("--port <port>", "port to listen on (0 picks a free one)")
     .option("--host <host>", "interface to listen on", "127.0.0.1")
     .option("--seat <seat>", "seat named in the answers", "seat-1")

@@ -3,12 +3,12 @@
  * traffic, three reference bidders, and a small traffic generator so auctions happen and the
  * reports fill up. Prints demo credentials and curl commands.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { request } from "undici";
-import { packageRoot } from "../../../generator/paths.js";
+import { packageRoot } from "../../package.js";
 import { startBidder, type RunningBidder } from "../../bidder/index.js";
 import { startServer } from "../../server.js";
 import { generateSeedFacts, openStore } from "../../store/index.js";
@@ -35,12 +35,26 @@ async function demoCredentials(store: ReportStore, file: string, rows: number): 
   return credentials;
 }
 
-/** Sends one auction every `intervalMs` and calls the billing URL of each winning bid. */
-function startTraffic(baseUrl: string, intervalMs: number): () => void {
-  const payloads = ["banner", "video", "native"].map((name) => JSON.parse(readFileSync(join(packageRoot(), "bench", "payloads", `${name}.json`), "utf8")));
+/** The spec's example bid requests (spec/examples/bid-request/), the demo's traffic. */
+function examplePayloads(): Record<string, any>[] {
+  const folder = join(packageRoot(), "spec", "examples", "bid-request");
+  return readdirSync(folder)
+    .filter((name) => name.endsWith(".json"))
+    .sort()
+    .map((name) => JSON.parse(readFileSync(join(folder, name), "utf8")));
+}
+
+/**
+ * Sends one auction every `intervalMs` and calls the billing URL of each winning bid. The
+ * example requests take turns, each sold as one of the demo publishers so its supply report fills.
+ */
+function startTraffic(baseUrl: string, intervalMs: number, publishers: readonly string[]): () => void {
+  const payloads = examplePayloads();
   let n = 0;
   const timer = setInterval(async () => {
-    const body = { ...payloads[n % payloads.length], id: `demo-${Date.now()}-${n++}` };
+    const example = payloads[n % payloads.length];
+    const publisher = publishers[n % publishers.length];
+    const body = { ...example, id: `demo-${Date.now()}-${n++}`, app: { ...example.app, publisher: { ...example.app?.publisher, id: publisher } } };
     try {
       const response = await request(`${baseUrl}/openrtb2/auction`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
       const text = await response.body.text();
@@ -55,10 +69,8 @@ function startTraffic(baseUrl: string, intervalMs: number): () => void {
   return () => clearInterval(timer);
 }
 
-export function register(program: Command): void {
-  program
-    .command("demo")
-    .description("run the server with demo data, three reference bidders and a little traffic (npm start)")
+export function configure(command: Command): void {
+  command
     .option("--db <path>", "DuckDB file", "./data/adxkit.duckdb")
     .option("--port <port>", "port of the server", "8080")
     .option("--rows <n>", "supply facts seeded on first start", "200000")
@@ -79,7 +91,7 @@ export function register(program: Command): void {
       writeFileSync(biddersFile, JSON.stringify(bidders.map((b, i) => ({ id: `dsp-${i + 1}`, endpoint: b.endpoint, seat: `seat-${i + 1}` })), null, 2));
       const server = await startServer({ db, store, port: Number(options.port), biddersFile, logLevel: "warn" });
       const rate = Number(options.rate);
-      const stopTraffic = rate > 0 ? startTraffic(server.url, Math.max(1, Math.round(1000 / rate))) : () => {};
+      const stopTraffic = rate > 0 ? startTraffic(server.url, Math.max(1, Math.round(1000 / rate)), credentials.supply.publisher_ids) : () => {};
       const { demand, supply } = credentials;
       process.stdout.write(`
 adxkit is running at ${server.url}
@@ -94,7 +106,7 @@ Try:
   curl -s '${server.url}/api/report/demand_report_v2?x-userid=${demand.userid}&x-authorization=${demand.authorization}&start=2026-10-01T00:00:00&end=2026-10-31T23:59:59&dimensions[]=date&metrics[]=revenue&metrics[]=ecpm'
   curl -s -X POST ${server.url}/api/report/v1 -H 'content-type: application/json' -H 'x-userid: ${supply.userid}' -H 'x-authorization: ${supply.authorization}' \\
        -d '{"start":"2026-10-01T00:00:00","end":"2026-10-31T23:59:59","dimensions":["country"],"metrics":["revenue","impression","fill_rate"],"limit":5}'
-  curl -s -X POST ${server.url}/openrtb2/auction -H 'content-type: application/json' -d @bench/payloads/banner.json
+  curl -s -X POST ${server.url}/openrtb2/auction -H 'content-type: application/json' -d @spec/examples/bid-request/banner-full.json
 Today's auctions show up in the reports for today's date (start/end around ${new Date().toISOString().slice(0, 10)}).
 Stop with Ctrl-C.
 `);

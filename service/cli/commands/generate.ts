@@ -1,23 +1,28 @@
-/** `adxkit generate [--check]`: regenerate generated/ from spec/ + templates/. */
+/** `adxkit generate [--check] [--target …] [--out DIR]`: regenerate generated/ from spec/ + templates/. */
 import type { Command } from "commander";
-import { runGenerate } from "../../../generator/cli.js";
 
-export function register(program: Command): void {
-  program
-    .command("generate")
-    .description("regenerate types, validators, code lists, stubs, client and docs from spec/ + templates/")
+export function configure(command: Command): void {
+  command
     .option("--check", "do not write; exit 1 and name the stale files when generated/ does not match")
     .option("--spec <dir>", "spec folder (default: the package's spec/)")
     .option("--templates <dir>", "templates folder (default: the package's templates/)")
-    .option("--out <dir>", "output folder (default: the package's generated/)")
+    .option("--out <dir>", "output folder (default: the package's generated/); with one --target, that target's own folder")
+    .option("--target <name...>", "emit only these targets (types, validators, codelists, errors, stubs, client, index, documents, docs)")
     .addHelpText(
       "after",
       `
+The generated code imports its runtime from @adxkit/bindings/runtime: a project that generates
+into its own folder installs @adxkit/bindings beside it.
+
 Examples:
-  $ adxkit generate            # after editing spec/
-  $ adxkit generate --check    # in CI: fails when generated/ is stale`,
+  $ adxkit generate                           # after editing spec/
+  $ adxkit generate --check                   # in CI: fails when generated/ is stale
+  $ adxkit generate --spec my-spec/ --out src/bindings/
+  $ adxkit generate --target docs --out site/`,
     )
-    .action(async (options: { check?: boolean; spec?: string; templates?: string; out?: string }) => {
-      process.exitCode = await runGenerate(options);
+    .action(async (options: { check?: boolean; spec?: string; templates?: string; out?: string; target?: string[] }) => {
+      // The generator and its packages load only for this command.
+      const { runGenerate } = await import("../../../generator/cli.js");
+      process.exitCode = await runGenerate({ ...options, targets: options.target });
     });
 }

@@ -96,9 +96,8 @@ function* readFactsFromFile(path: string, name: string): Generator<Fact> {
   if (bad > 0) throw new BadInput(bad);
 }
 
-export function register(program: Command): void {
-  addStoreOptions(program.command("ingest"))
-    .description("load hourly facts (NDJSON, one fact per line) into the report store; a file with any bad line loads nothing")
+export function configure(command: Command): void {
+  addStoreOptions(command)
     .argument("[file]", "NDJSON file; - or nothing reads standard input")
     .option("--db <path>", "database file (its folder is created) or :memory:", DEFAULT_DB_PATH)
     .addHelpText(

@@ -20,9 +20,8 @@ function* withProgress(facts: Iterable<Fact>, total: number): Generator<Fact> {
   }
 }
 
-export function register(program: Command): void {
-  addStoreOptions(program.command("seed"))
-    .description("load deterministic synthetic traffic: N supply facts over the last D days, plus about N/10 demand facts")
+export function configure(command: Command): void {
+  addStoreOptions(command)
     .option("--db <path>", "database file (its folder is created) or :memory:", DEFAULT_DB_PATH)
     .requiredOption("--days <n>", "days of traffic, ending at --end", wholeNumber)
     .requiredOption("--rows <n>", "supply facts to generate", wholeNumber)

@@ -1,6 +1,6 @@
 /** `adxkit serve`: one Fastify server for the report APIs A and B, the exchange (with --bidders) and the docs. */
 import type { Command } from "commander";
-import { auctionRules } from "../../../generated/index.js";
+import { auctionRules } from "@adxkit/bindings";
 import { isSafeCpm, MAX_SAFE_CPM } from "../../auction/money.js";
 import { startServer, type ServerOptions } from "../../server.js";
 import { UsageError } from "../errors.js";
@@ -14,9 +14,8 @@ function maxCpm(text: string | undefined): number | undefined {
   return value;
 }
 
-export function register(program: Command): void {
-  addStoreOptions(program.command("serve"))
-    .description("serve report APIs A (/api/report/demand_report_v2) and B (/api/report/v1), the exchange (/openrtb2/auction) and the docs (/docs)")
+export function configure(command: Command): void {
+  addStoreOptions(command)
     .option("--db <path>", "DuckDB file of the embedded store (:memory: works)", "./data/adxkit.duckdb")
     .option("--host <host>", "address to listen on", "127.0.0.1")
     .option("--port <port>", "port to listen on (0 picks one)", "8080")

@@ -1,7 +1,7 @@
 /** `adxkit validate <kind> <file...>`: validate payloads with the generated validators. */
 import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
-import { validators } from "../../../generated/index.js";
+import { validators } from "@adxkit/bindings";
 import { UsageError } from "../errors.js";
 
 async function readInput(file: string): Promise<string> {
@@ -25,11 +25,9 @@ async function readJson(file: string, what: string): Promise<unknown> {
   }
 }
 
-export function register(program: Command): void {
+export function configure(command: Command): void {
   const kinds = Object.keys(validators).filter((k) => !k.endsWith("-response") || k === "bid-response" || k === "native-response");
-  program
-    .command("validate")
-    .description("validate JSON payloads against the spec (exit 0 all valid, 1 any invalid, 2 usage or unreadable file)")
+  command
     .argument("<kind>", `one of ${kinds.join(", ")}`)
     .argument("<file...>", "JSON files; - reads standard input")
     .option("--request <file>", "bid-response only: the bid request it answers, for the cross-checks")
