@@ -35,34 +35,51 @@ export interface CodelistApi<C extends number | string> extends CodelistMeta<C> 
   has(code: unknown): boolean;
 }
 
-/** Combines a list's member constants (`Platform.Android === 2`) with its lookups. */
-export function defineCodelist<K extends string, C extends number | string>(
-  members: Readonly<Record<K, C>>,
-  meta: CodelistMeta<C>,
-): Readonly<Record<K, C>> & CodelistApi<C> {
-  const byCode = new Map<unknown, CodelistEntry<C>>(meta.values.map((v) => [v.code, v]));
+interface Lookups<C extends number | string> {
+  byCode: Map<unknown, CodelistEntry<C>>;
+  byLabel: Map<string, C>;
+  /** Longest first. */
+  prefixes: [string, C][];
+}
+
+function buildLookups<C extends number | string>(values: readonly CodelistEntry<C>[]): Lookups<C> {
+  const byCode = new Map<unknown, CodelistEntry<C>>(values.map((v) => [v.code, v]));
   const byLabel = new Map<string, C>();
   const prefixes: [string, C][] = [];
-  for (const v of meta.values) {
+  for (const v of values) {
     byLabel.set(v.key.toLowerCase(), v.code);
     if (v.label !== "") byLabel.set(v.label.toLowerCase(), v.code);
     for (const alias of v.aliases ?? []) byLabel.set(alias.toLowerCase(), v.code);
     for (const prefix of v.prefixes ?? []) prefixes.push([prefix.toLowerCase(), v.code]);
   }
   prefixes.sort((a, b) => b[0].length - a[0].length);
+  return { byCode, byLabel, prefixes };
+}
+
+/**
+ * Combines a list's member constants (`Platform.Android === 2`) with its lookups. The lookups are
+ * built on a list's first use: importing the bindings stays cheap for a service that never asks.
+ */
+export function defineCodelist<K extends string, C extends number | string>(
+  members: Readonly<Record<K, C>>,
+  meta: CodelistMeta<C>,
+): Readonly<Record<K, C>> & CodelistApi<C> {
+  let built: Lookups<C> | undefined;
+  const lookups = () => (built ??= buildLookups(meta.values));
   const api: CodelistApi<C> = {
     ...meta,
-    label: (code) => byCode.get(code)?.label,
-    parse: (label) => byLabel.get(String(label).trim().toLowerCase()),
+    label: (code) => lookups().byCode.get(code)?.label,
+    parse: (label) => lookups().byLabel.get(String(label).trim().toLowerCase()),
     match(text) {
+      const { byLabel, prefixes } = lookups();
       const key = String(text).trim().toLowerCase();
       const exact = byLabel.get(key);
       if (exact !== undefined) return exact;
       for (const [prefix, code] of prefixes) if (key.startsWith(prefix)) return code;
       return undefined;
     },
-    isDeprecated: (code) => byCode.get(code)?.deprecated === true,
-    has: (code) => byCode.has(code) || (meta.open !== undefined && typeof code === "number" && Number.isInteger(code) && code >= meta.open.minimum),
+    isDeprecated: (code) => lookups().byCode.get(code)?.deprecated === true,
+    has: (code) => lookups().byCode.has(code) || (meta.open !== undefined && typeof code === "number" && Number.isInteger(code) && code >= meta.open.minimum),
   };
   return Object.freeze({ ...members, ...api });
 }
@@ -79,12 +96,18 @@ export interface IabApi {
   children(code: string): string[];
 }
 
+/** The IAB helpers over the IAB category list; the hierarchy is built on first use. */
 export function defineIab(list: CodelistApi<string>): IabApi {
-  const children = new Map<string, string[]>();
-  for (const v of list.values) {
-    const top = /^(IAB\d+)-\d+$/.exec(v.code)?.[1];
-    if (top) children.set(top, [...(children.get(top) ?? []), v.code]);
-  }
+  let built: Map<string, string[]> | undefined;
+  const hierarchy = () => {
+    if (built) return built;
+    built = new Map<string, string[]>();
+    for (const v of list.values) {
+      const top = /^(IAB\d+)-\d+$/.exec(v.code)?.[1];
+      if (top) built.set(top, [...(built.get(top) ?? []), v.code]);
+    }
+    return built;
+  };
   const parent = (code: string) => /^(IAB\d+)-\d+$/.exec(code)?.[1];
   return {
     isCategory: (code) => list.has(code),
@@ -96,6 +119,6 @@ export function defineIab(list: CodelistApi<string>): IabApi {
       return top !== undefined && has(top);
     },
     label: (code) => list.label(code),
-    children: (code) => [...(children.get(code) ?? [])],
+    children: (code) => [...(hierarchy().get(code) ?? [])],
   };
 }

@@ -10,7 +10,7 @@
 //    own declarations (generated beside their JavaScript) are copied there.
 //  - The JSON documents (schemas/, openapi/) are copied as they are.
 import { spawnSync } from "node:child_process";
-import { cpSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -78,5 +78,11 @@ await build({
   logLevel: "warning",
 });
 
-for (const name of ["fast", "diagnose"]) cpSync(join(generated, "validators", `${name}.js`), join(dist, `validators-${name}.js`));
+// Beside the bundles, the validators reach the runtime by a relative path: no package lookup at import.
+for (const name of ["fast", "diagnose"]) {
+  const code = readFileSync(join(generated, "validators", `${name}.js`), "utf8");
+  const runtimeImport = `from ${JSON.stringify(`${manifest.name}/runtime`)};`;
+  if (!code.includes(runtimeImport)) throw new Error(`validators/${name}.js does not import ${manifest.name}/runtime as expected`);
+  writeFileSync(join(dist, `validators-${name}.js`), code.replace(runtimeImport, 'from "./runtime.js";'));
+}
 for (const folder of ["schemas", "openapi"]) cpSync(join(generated, folder), join(dist, folder), { recursive: true });
