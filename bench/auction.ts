@@ -34,7 +34,7 @@ import { mainThreadCpuMicros } from "./thread-cpu.js";
 
 // The exchange and the bidders run from dist/ (what users run): tsx's on-the-fly transform
 // costs a measurable share of the exchange's own CPU time per auction.
-const { registerExchange } = await loadCompiled<typeof import("../service/auction/index.js")>("service/auction/index.js");
+const { registerExchange, SealKeyRing, sealKey } = await loadCompiled<typeof import("../service/auction/index.js")>("service/auction/index.js");
 const { startBidder } = await loadCompiled<typeof import("../service/bidder/index.js")>("service/bidder/index.js");
 
 /** The part of autocannon's API used here (the package ships no types). */
@@ -94,7 +94,7 @@ async function target(endpoints: string[]): Promise<void> {
         const handle = registerExchange(app, {
           bidders: endpoints.map((endpoint, i) => ({ id: `bench-${i + 1}`, endpoint, seat: `seat-${i + 1}` })),
           sink,
-          billingSecret: Buffer.from("bench-secret"),
+          billingKeys: new SealKeyRing([sealKey("bench-secret")]),
           publicUrl: "http://127.0.0.1:8080",
           ...variant,
           circuitBreaker: {}, // as adxkit serve has it

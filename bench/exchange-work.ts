@@ -21,6 +21,7 @@ import { printTable } from "./table.js";
 
 const { Exchange } = await loadCompiled<typeof import("../service/auction/exchange.js")>("service/auction/exchange.js");
 const { parseBidRequestBody } = await loadCompiled<typeof import("../service/auction/forward.js")>("service/auction/forward.js");
+const { SealKeyRing, sealKey } = await loadCompiled<typeof import("../service/auction/token-seal.js")>("service/auction/token-seal.js");
 const { validators } = await loadBindings();
 const { startBidder } = await loadCompiled<typeof import("../service/bidder/index.js")>("service/bidder/index.js");
 
@@ -61,7 +62,7 @@ async function workbench(text: string, answers: Map<string, string>, spoolDir: s
   const exchange = new Exchange({
     bidders: origins.map((origin, i) => ({ id: `bench-${i + 1}`, endpoint: `${origin}/bid`, seat: `seat-${i + 1}` })),
     sink,
-    billingSecret: Buffer.from("bench-secret"),
+    billingKeys: new SealKeyRing([sealKey("bench-secret")]),
     publicUrl: "http://127.0.0.1:8080",
     spoolDir,
   });

@@ -24,7 +24,7 @@ import { monitorEventLoopDelay, performance, type IntervalHistogram } from "node
 import { fileURLToPath } from "node:url";
 import { Pool } from "undici";
 import { buildApp, serverLimits } from "../service/app.js";
-import { loadBidders, registerExchange, type ExchangeHandle } from "../service/auction/index.js";
+import { loadBidders, registerExchange, SealKeyRing, sealKey, type ExchangeHandle } from "../service/auction/index.js";
 import { startBidder } from "../service/bidder/index.js";
 import { openStore } from "../service/store/index.js";
 import { printTable } from "./table.js";
@@ -127,7 +127,7 @@ async function server(endpoints: string[]): Promise<void> {
     logger: { level: "error" },
     extend: (instance) => {
       // As startServer: the exchange's burl points at the public URL (rewritten by the load generator).
-      handle = registerExchange(instance, { bidders: bidderConfigs, sink: store, billingSecret: randomBytes(32), publicUrl: "http://127.0.0.1", circuitBreaker: {}, spoolDir: join(dir, "spool") });
+      handle = registerExchange(instance, { bidders: bidderConfigs, sink: store, billingKeys: new SealKeyRing([sealKey(randomBytes(32))]), publicUrl: "http://127.0.0.1", circuitBreaker: {}, spoolDir: join(dir, "spool") });
     },
   });
   await app.listen({ host: "127.0.0.1", port: 0 });

@@ -2,12 +2,10 @@
  * Starts the adxkit server: opens the store, builds the app (reports, exchange when bidders
  * are configured, docs), listens. Used by `adxkit serve`, `adxkit demo` and the tests.
  */
-import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "./app.js";
-import { loadBidders, registerExchange } from "./auction/index.js";
+import { loadBidders, loadBillingKeys, registerExchange, type ExchangeHandle } from "./auction/index.js";
 import { registerDocs } from "./docs/index.js";
 import { openStore } from "./store/index.js";
 import type { ReportStore } from "./store/store.js";
@@ -40,28 +38,15 @@ export interface RunningServer {
   url: string;
   app: FastifyInstance;
   store: ReportStore;
+  /** Re-reads what may change while serving (the billing key ring); `adxkit serve` calls it on SIGHUP. */
+  reload(): void;
   close(): Promise<void>;
-}
-
-/**
- * The key that signs billing tokens must outlive a restart (a token issued before a restart
- * must still count): ADXKIT_BILLING_SECRET, else a random key kept beside the database file.
- */
-export function billingSecret(db: string): Buffer {
-  if (process.env.ADXKIT_BILLING_SECRET) return Buffer.from(process.env.ADXKIT_BILLING_SECRET, "utf8");
-  if (db === ":memory:") return randomBytes(32);
-  const file = resolve(dirname(db), "billing-secret");
-  if (existsSync(file)) return Buffer.from(readFileSync(file, "utf8").trim(), "base64url");
-  mkdirSync(dirname(file), { recursive: true });
-  const secret = randomBytes(32);
-  writeFileSync(file, secret.toString("base64url"), { mode: 0o600 });
-  return secret;
 }
 
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const store = options.store ?? (await openStore({ db: options.db }));
   const host = options.host ?? "127.0.0.1";
-  let exchange: { close(): Promise<void> } | undefined;
+  let exchange: ExchangeHandle | undefined;
   const app = await buildApp({
     store,
     lenient: options.lenient,
@@ -73,7 +58,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         const bidders = await loadBidders(options.biddersFile);
         const publicUrl = options.publicUrl ?? `http://${host}:${options.port ?? 8080}`;
         const spoolDir = options.spool === false ? undefined : (options.spool ?? defaultSpoolDir(options.db));
-        exchange = registerExchange(instance, { bidders, sink: store, lenient: options.lenient, billingSecret: billingSecret(options.db), publicUrl, maxBidCpm: options.maxBidCpm, circuitBreaker: {}, noticeThread: true, spoolDir });
+        exchange = registerExchange(instance, { bidders, sink: store, lenient: options.lenient, billingKeys: loadBillingKeys(options.db), publicUrl, maxBidCpm: options.maxBidCpm, circuitBreaker: {}, noticeThread: true, spoolDir });
       }
     },
   });
@@ -84,6 +69,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     url,
     app,
     store,
+    reload() {
+      if (exchange === undefined) return;
+      const ring = loadBillingKeys(options.db);
+      exchange.useBillingKeys(ring);
+      app.log.info({ billingKeys: ring.keys.map((k) => k.id) }, "billing keys reloaded");
+    },
     async close() {
       await app.close();
       await exchange?.close();

@@ -313,7 +313,7 @@ export const namedRules: readonly { id: string; description: string; severity: "
   },
   {
     "id": "billing-token-invalid",
-    "description": "The billing token of GET /events/billing is missing, malformed, or its signature does not match. HTTP 403.",
+    "description": "The billing token of GET /events/billing is missing, malformed, sealed with a key the exchange does not hold (rotated out), or does not authenticate. HTTP 403.",
     "severity": "error",
     "appliesTo": [
       "billing-event"

@@ -32,7 +32,7 @@ export interface paths {
         };
         /**
          * Billing notice from the device
-         * @description The burl the exchange returns in its bid response points here, with a token signed by the exchange (HMAC-SHA256, with an expiry). The first valid call records the impression and revenue (clearing price / 1000) and calls the bidder's own burl with macros replaced; repeated calls with the same token are acknowledged and count once.
+         * @description The burl the exchange returns in its bid response points here, with a token sealed by the exchange (AES-256-GCM under its billing key ring, with an expiry): it proves itself to every node holding the ring and shows nothing (clearing price, the bidder's own burl) to whoever holds the markup. The first valid call records the impression and revenue (clearing price / 1000) and calls the bidder's own burl with macros replaced; repeated calls with the same token are acknowledged and count once.
          */
         get: operations["billingEvent"];
         put?: never;
@@ -926,7 +926,7 @@ export interface operations {
     billingEvent: {
         parameters: {
             query: {
-                /** @description Signed billing token. */
+                /** @description Sealed billing token, `<key id>.<base64url(iv, ciphertext, tag)>`; the key id names the key of the ring that opens it (adxkit billing-keys rotates the ring). */
                 token: string;
             };
             header?: never;

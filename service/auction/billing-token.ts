@@ -1,9 +1,11 @@
 /**
  * The token in the exchange's own burl (`/events/billing?token=…`): what the billing event needs
- * to record the impression and call the bidder's burl, signed so that nobody else can mint one.
- * Form: base64url(JSON payload) + "." + base64url(HMAC-SHA256(secret, first part)).
+ * to record the impression and call the bidder's burl, sealed (token-seal.ts: AES-256-GCM under
+ * the billing key ring) so that nobody else can mint or change one, and whoever holds the markup
+ * cannot read the clearing price or the bidder's own billing URL from it.
  */
-import { createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from "node:crypto";
+import { randomBytes } from "node:crypto";
+import type { SealKeyRing } from "./token-seal.js";
 
 /** What a billing token carries. */
 export interface BillingClaims {
@@ -47,48 +49,27 @@ export function newTokenId(): string {
   return `${idPrefix}${(++idCounter).toString(36)}`;
 }
 
-// The secret as a KeyObject, made once per secret: createHmac would import a Buffer key on every call.
-let lastSecret: Buffer | undefined;
-let lastKey: KeyObject | undefined;
-function keyOf(secret: Buffer): KeyObject {
-  if (secret !== lastSecret) {
-    lastKey = createSecretKey(secret);
-    lastSecret = secret;
-  }
-  return lastKey!;
+/** Seals claims into a token. */
+export function sealBillingToken(claims: BillingClaims, ring: SealKeyRing): string {
+  return ring.seal(Buffer.from(JSON.stringify(claims), "utf8"));
 }
 
-/** HMAC-SHA256 of a token's first part (base64url text, so latin1 is its exact encoding). */
-function sign(secret: Buffer, body: string): Buffer {
-  return createHmac("sha256", keyOf(secret)).update(body, "latin1").digest();
-}
+const problems = {
+  malformed: "token is malformed",
+  "unknown-key": "token was sealed with a key this exchange does not hold (rotated out, or another exchange's)",
+  forged: "token does not authenticate",
+} as const;
 
-/** Signs claims into a token. */
-export function signBillingToken(claims: BillingClaims, secret: Buffer): string {
-  const body = Buffer.from(JSON.stringify(claims)).toString("base64url");
-  return `${body}.${sign(secret, body).toString("base64url")}`;
-}
-
-const base64url = /^[A-Za-z0-9_-]+$/;
-
-/** Checks a token's signature (constant time), then its shape, then its expiry against `now`. */
-export function verifyBillingToken(token: unknown, secret: Buffer, now: number): VerifyResult {
+/** Opens a token (authenticated, constant work per key), then checks its shape, then its expiry against `now`. */
+export function openBillingToken(token: unknown, ring: SealKeyRing, now: number): VerifyResult {
   const invalid = (message: string): VerifyResult => ({ ok: false, rule: "billing-token-invalid", message });
   if (typeof token !== "string" || token.length === 0) return invalid("token is missing");
   if (token.length > 16 * 1024) return invalid("token is too long");
-  const dot = token.indexOf(".");
-  if (dot <= 0 || dot !== token.lastIndexOf(".")) return invalid("token is malformed");
-  const body = token.slice(0, dot);
-  const signature = token.slice(dot + 1);
-  if (!base64url.test(body) || !base64url.test(signature)) return invalid("token is malformed");
-  // Compared as text: the last of 43 base64url characters carries 2 unused bits, so decoding
-  // would accept four spellings of one signature (a changed token that still passed).
-  const given = Buffer.from(signature, "latin1");
-  const expected = Buffer.from(sign(secret, body).toString("base64url"), "latin1");
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return invalid("token signature does not match");
+  const opened = ring.open(token);
+  if (!opened.ok) return invalid(problems[opened.problem]);
   let claims: BillingClaims;
   try {
-    claims = JSON.parse(Buffer.from(body, "base64url").toString("utf8"));
+    claims = JSON.parse(opened.plaintext.toString("utf8"));
   } catch {
     return invalid("token payload is not JSON");
   }

@@ -11,7 +11,7 @@ import type { OperationInput, OperationOutput } from "@adxkit/bindings/fastify";
 import { adFormatOf, adFormatsOffered, dateHourOf, requestDimensions, type RequestDimensions } from "../events/dimensions.js";
 import { FactAggregator, storeRefusal, type DemandKey, type EventLogger, type FactCounts, type FactIncrement, type FactSink, type SupplyKey } from "../events/facts.js";
 import { parsePosition, Spool } from "../events/spool.js";
-import { newTokenId, signBillingToken, verifyBillingToken, type BillingClaims } from "./billing-token.js";
+import { newTokenId, openBillingToken, sealBillingToken, type BillingClaims } from "./billing-token.js";
 import { checkBid, describe, impRules, requestRules, type ImpRules, type Rejection, type RequestRules, type TextMarkupBid } from "./bid-checks.js";
 import type { BidderConfig } from "./bidders.js";
 import { CircuitBreaker, type CircuitBreakerOptions, type CircuitSnapshot } from "./circuit-breaker.js";
@@ -25,6 +25,7 @@ import { NoticeSender, type NoticeOptions } from "./notices.js";
 import { NoticeThread } from "./notice-thread.js";
 import { ExchangeStats, type BidderCounters } from "./stats.js";
 import { forwardedBody } from "./forward.js";
+import type { SealKeyRing } from "./token-seal.js";
 
 /** Options of the exchange (registerExchange). */
 export interface ExchangeOptions {
@@ -33,8 +34,8 @@ export interface ExchangeOptions {
   sink: FactSink;
   /** Code values newer than the spec pass with warnings (requests and bid responses). */
   lenient?: boolean;
-  /** HMAC-SHA256 key of the billing tokens. */
-  billingSecret: Buffer;
+  /** The keys that seal and open billing tokens (billing-keys.ts); `useBillingKeys` swaps them. */
+  billingKeys: SealKeyRing;
   /** The exchange's public base URL; its burl is `${publicUrl}/events/billing?token=…`. */
   publicUrl: string;
   logger?: EventLogger;
@@ -165,6 +166,7 @@ export class Exchange {
   private readonly lenient: boolean;
   private readonly publicUrl: string;
   private readonly billingTtlMs: number;
+  private billingKeys: SealKeyRing;
   private readonly defaultTmaxMs: number;
   private readonly counters = new ExchangeStats();
   /** Billing token ids already recorded, with their expiry (epoch ms); swept once a minute. */
@@ -178,6 +180,7 @@ export class Exchange {
     this.lenient = options.lenient === true;
     this.publicUrl = options.publicUrl.replace(/\/+$/, "");
     this.billingTtlMs = options.billingTtlMs ?? HOUR_MS;
+    this.billingKeys = options.billingKeys;
     this.defaultTmaxMs = options.defaultTmaxMs ?? DEFAULT_TMAX_MS;
     const maxBidCpm = options.maxBidCpm ?? auctionRules.maxBidCpm;
     if (!isSafeCpm(maxBidCpm)) throw new RangeError(`maxBidCpm must be a positive CPM of at most ${MAX_SAFE_CPM} (got ${maxBidCpm})`);
@@ -522,7 +525,7 @@ export class Exchange {
         ...bid,
         price: fromMicros(winner.clearingMicros),
         adm: replaceMacros(winner.markup ?? bid.adm!, values),
-        burl: `${this.publicUrl}/events/billing?token=${signBillingToken(claims, this.options.billingSecret)}`,
+        burl: `${this.publicUrl}/events/billing?token=${sealBillingToken(claims, this.billingKeys)}`,
       };
       let list = seats.get(candidate.seat);
       if (list === undefined) seats.set(candidate.seat, (list = []));
@@ -543,10 +546,15 @@ export class Exchange {
     return { status: 200, body };
   }
 
+  /** Seals new billing tokens with `ring`'s first key and opens them with any of its keys (a key rotation step). */
+  useBillingKeys(ring: SealKeyRing): void {
+    this.billingKeys = ring;
+  }
+
   /** GET /events/billing?token=…: 403 for a forged, malformed or expired token; else 204, counted once. */
   async billing(input: OperationInput<unknown>): Promise<OperationOutput> {
     const token = isObject(input.payload) ? input.payload.token : undefined;
-    const verdict = verifyBillingToken(token, this.options.billingSecret, this.clock());
+    const verdict = openBillingToken(token, this.billingKeys, this.clock());
     if (!verdict.ok) {
       this.counters.billing[verdict.rule === "billing-token-expired" ? "expired" : "invalid"]++;
       return { status: 403, body: { errors: [{ path: "/token", rule: verdict.rule, message: verdict.message }] } };

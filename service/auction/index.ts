@@ -8,10 +8,13 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { exchangePlugin } from "@adxkit/bindings/fastify";
 import { Exchange, type ExchangeOptions } from "./exchange.js";
 import { parseBidRequestBody } from "./forward.js";
+import type { SealKeyRing } from "./token-seal.js";
 
 export { loadBidders, parseBidders, BidderConfigError, type BidderConfig } from "./bidders.js";
 export { Exchange, type ExchangeOptions } from "./exchange.js";
 export type { FactSink } from "../events/facts.js";
+export { loadBillingKeys, rotateBillingKeys } from "./billing-keys.js";
+export { SealKeyRing, sealKey } from "./token-seal.js";
 
 /** What registerExchange returns. */
 export interface ExchangeHandle {
@@ -21,6 +24,8 @@ export interface ExchangeHandle {
   stats(): ReturnType<Exchange["stats"]>;
   /** Writes the pending facts now instead of at the next flush. */
   flushFacts(): Promise<number>;
+  /** Swaps the billing key ring (a rotation step, reloaded without a restart). */
+  useBillingKeys(ring: SealKeyRing): void;
 }
 
 const startedAt = new WeakMap<FastifyRequest, number>();
@@ -49,5 +54,5 @@ export function registerExchange(app: FastifyInstance, options: ExchangeOptions)
     });
   });
   app.addHook("onClose", async () => exchange.close());
-  return { close: () => exchange.close(), stats: () => exchange.stats(), flushFacts: () => exchange.flushFacts() };
+  return { close: () => exchange.close(), stats: () => exchange.stats(), flushFacts: () => exchange.flushFacts(), useBillingKeys: (ring) => exchange.useBillingKeys(ring) };
 }

@@ -2,6 +2,7 @@
  * Test helpers of the exchange: configurable fake bidders on loopback, a memory fact sink, an
  * exchange app built per test, and small bid request builders.
  */
+import { SealKeyRing, sealKey } from "../../service/auction/token-seal.js";
 import { performance } from "node:perf_hooks";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { Pool } from "undici";
@@ -129,7 +130,8 @@ export function memorySink() {
   };
 }
 
-export const SECRET = Buffer.from("test-billing-secret-0123456789abcdef");
+/** The billing key ring of the test exchanges. */
+export const BILLING_KEYS = new SealKeyRing([sealKey("test-billing-secret-0123456789abcdef")]);
 
 export interface TestExchange {
   app: FastifyInstance;
@@ -150,7 +152,7 @@ export const PUBLIC_URL = "http://exchange.test";
 export async function startExchange(bidders: BidderConfig[], options: Partial<ExchangeOptions> = {}): Promise<TestExchange> {
   const app = Fastify({ logger: false });
   const sink = memorySink();
-  const handle = registerExchange(app, { bidders, sink, billingSecret: SECRET, publicUrl: PUBLIC_URL, flushMs: 50, ...options });
+  const handle = registerExchange(app, { bidders, sink, billingKeys: BILLING_KEYS, publicUrl: PUBLIC_URL, flushMs: 50, ...options });
   await app.listen({ port: 0, host: "127.0.0.1" });
   const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
   const dispatcher = new Pool(url, { connections: 16 });

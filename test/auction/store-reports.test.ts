@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, test } from "vitest";
 import Fastify from "fastify";
 import { openStore, type ReportStore } from "../../service/store/index.js";
 import { registerExchange } from "../../service/auction/index.js";
-import { answer, bannerRequest, bid, eventually, SECRET, startFakeBidder, type FakeBidder } from "./helpers.js";
+import { answer, bannerRequest, bid, BILLING_KEYS, eventually, startFakeBidder, type FakeBidder } from "./helpers.js";
 
 let store: ReportStore, a: FakeBidder, b: FakeBidder;
 const clock = () => Date.UTC(2026, 5, 2, 8, 15);
@@ -28,7 +28,7 @@ test("an auction and its billing call show in the reports", async () => {
       { id: "dsp-b", endpoint: b.endpoint, seat: "seat-b" },
     ],
     sink: store,
-    billingSecret: SECRET,
+    billingKeys: BILLING_KEYS,
     publicUrl: "http://127.0.0.1",
     clock,
     flushMs: 200,

@@ -21,7 +21,8 @@ import fc from "fast-check";
 import type { FastifyInstance } from "fastify";
 import { reportStatusMessage, validators } from "@adxkit/bindings";
 import { buildApp } from "../../service/app.js";
-import { signBillingToken, type BillingClaims } from "../../service/auction/billing-token.js";
+import { sealBillingToken, type BillingClaims } from "../../service/auction/billing-token.js";
+import { SealKeyRing, sealKey } from "../../service/auction/token-seal.js";
 import { registerExchange, type ExchangeHandle } from "../../service/auction/index.js";
 import { openStore } from "../../service/store/index.js";
 import type { Account, Fact, ReportStore } from "../../service/store/store.js";
@@ -38,7 +39,7 @@ const RUNS = { mixed: 9_400, credentials: 300, oversized: 300, filters: 400, bil
  * suite gets its own timeout, far above that, so its outcome never depends on the machine's speed.
  */
 const SUITE_TIMEOUT = { timeout: 240_000 };
-const BILLING_SECRET = Buffer.from("bad-input-test-secret-0123456789abcdef");
+const BILLING_KEYS = new SealKeyRing([sealKey("bad-input-test-secret-0123456789abcdef")]);
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures: an in-memory store with facts whose strings are hostile, two publishers, one bidder.
@@ -118,7 +119,7 @@ beforeAll(async () => {
       exchange = registerExchange(instance, {
         bidders: [{ id: "dsp-1", endpoint: `http://127.0.0.1:${port}/bid`, seat: "seat-1" }],
         sink: { ingest: async () => 0 },
-        billingSecret: BILLING_SECRET,
+        billingKeys: BILLING_KEYS,
         publicUrl: "http://exchange.test",
       });
     },
@@ -653,8 +654,8 @@ describe("POST /openrtb2/auction: bad requests are 400 in the auction's own form
 
 describe("GET /events/billing: bad tokens are 403 in the exchange's own form, and count nothing", SUITE_TIMEOUT, () => {
   const claims: BillingClaims = { jti: "t-1", aid: "a-1", iid: "1", bdr: "dsp-1", seat: "seat-1", px: 1_510_000, cur: "USD", dh: "2026-11-23T10:00:00", pub: "pub-1", app: "com.example", plc: "p-1", fmt: 1, plt: 2, cty: "USA", exp: Date.now() + 3_600_000 };
-  const genuine = signBillingToken(claims, BILLING_SECRET);
-  const [body, signature] = genuine.split(".");
+  const genuine = sealBillingToken(claims, BILLING_KEYS);
+  const [keyId, sealed] = genuine.split(".");
   const b64 = (value: unknown) => Buffer.from(typeof value === "string" ? value : JSON.stringify(value)).toString("base64url");
   /** Every byte percent-encoded (encodeURIComponent refuses lone surrogates, which the generators make). */
   const percent = (text: string) => [...Buffer.from(text)].map((byte) => `%${byte.toString(16).padStart(2, "0")}`).join("");
@@ -672,20 +673,20 @@ describe("GET /events/billing: bad tokens are 403 in the exchange's own form, an
     anyString.map((t) => ({ query: `token=${percent(t)}`, what: "random text" })),
     fc.tuple(fc.base64String({ maxLength: 80 }), fc.base64String({ maxLength: 60 })).map(([a, b]) => ({ query: `token=${percent(`${a}.${b}`)}`, what: "base64 junk" })),
     fc.nat(genuine.length - 1).filter((i) => genuine[i] !== ".").map((i) => ({ query: `token=${flip(genuine, i)}`, what: `genuine token, character ${i} changed` })),
-    fc.integer({ min: 0, max: 5_000_000_000 }).map((px) => ({ query: `token=${b64({ ...claims, px })}.${signature}`, what: "claims changed, signature kept" })),
-    fc.string({ minLength: 8, maxLength: 40 }).map((key) => ({ query: `token=${signBillingToken(claims, Buffer.from(key))}`, what: "signed with another key" })),
-    // signBillingToken signs whatever it is given: a well-signed token whose claims are bad.
-    badClaims.map((c) => ({ query: `token=${signBillingToken(c as BillingClaims, BILLING_SECRET)}`, what: `well signed, bad claims ${JSON.stringify(c)?.slice(0, 80)}` })),
-    fc.integer({ min: 0, max: Date.now() }).map((exp) => ({ query: `token=${signBillingToken({ ...claims, exp }, BILLING_SECRET)}`, what: "expired", expired: true })),
+    fc.integer({ min: 0, max: 5_000_000_000 }).map((px) => ({ query: `token=${keyId}.${b64({ ...claims, px })}`, what: "readable claims under the genuine key id" })),
+    fc.string({ minLength: 8, maxLength: 40 }).map((key) => ({ query: `token=${sealBillingToken(claims, new SealKeyRing([sealKey(key)]))}`, what: "sealed with another key" })),
+    // sealBillingToken seals whatever it is given: a well-sealed token whose claims are bad.
+    badClaims.map((c) => ({ query: `token=${sealBillingToken(c as BillingClaims, BILLING_KEYS)}`, what: `well sealed, bad claims ${JSON.stringify(c)?.slice(0, 80)}` })),
+    fc.integer({ min: 0, max: Date.now() }).map((exp) => ({ query: `token=${sealBillingToken({ ...claims, exp }, BILLING_KEYS)}`, what: "expired", expired: true })),
     fc.constantFrom(
       { query: "", what: "no token" },
       { query: "token=", what: "empty token" },
       { query: `token=${genuine}&token=${genuine}`, what: "token given twice" },
       { query: `token[]=${genuine}`, what: "token as an array parameter" },
-      { query: `token=${body}`, what: "no signature" },
-      { query: `token=${body}.${signature}.${signature}`, what: "two dots" },
-      { query: `token=%FF%FE${body}.${signature}`, what: "non-UTF-8 bytes" },
-      { query: `token=${"A".repeat(15_000)}.${signature}`, what: "a 15 KB token" },
+      { query: `token=${sealed}`, what: "no key id" },
+      { query: `token=${keyId}.${sealed}.${sealed}`, what: "two dots" },
+      { query: `token=%FF%FE${keyId}.${sealed}`, what: "non-UTF-8 bytes" },
+      { query: `token=${keyId}.${"A".repeat(15_000)}`, what: "a 15 KB token" },
       { query: `token=${genuine}%00`, what: "a NUL after the token" },
       { query: "__proto__[token]=1&constructor[prototype][token]=1", what: "prototype keys" },
     ),

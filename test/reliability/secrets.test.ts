@@ -4,6 +4,7 @@
  * every request's URL; the parameters the spec marks x-adxkit-secret are redacted — never stored
  * in the clear, and repeated failures from one address are refused without a check.
  */
+import { SealKeyRing, sealKey } from "../../service/auction/token-seal.js";
 import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -44,7 +45,7 @@ describe("secrets never reach the log", () => {
       store,
       logger: { level: "debug", stream },
       extend: (instance) => {
-        registerExchange(instance, { bidders: [{ id: "dsp-1", endpoint: bidder.endpoint, seat: "seat-1" }], sink: store, billingSecret: Buffer.from("log-test"), publicUrl: "http://127.0.0.1" });
+        registerExchange(instance, { bidders: [{ id: "dsp-1", endpoint: bidder.endpoint, seat: "seat-1" }], sink: store, billingKeys: new SealKeyRing([sealKey("log-test")]), publicUrl: "http://127.0.0.1" });
       },
     });
   });

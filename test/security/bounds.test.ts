@@ -10,9 +10,9 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { auctionRules, reportLimits } from "@adxkit/bindings";
 import { registerExchange, type ExchangeHandle } from "../../service/auction/index.js";
-import { signBillingToken, newTokenId, type BillingClaims } from "../../service/auction/billing-token.js";
+import { sealBillingToken, newTokenId, type BillingClaims } from "../../service/auction/billing-token.js";
 import { openStore, type ReportStore } from "../../service/store/index.js";
-import { answer, bannerRequest, bid, PUBLIC_URL, SECRET, startExchange, startFakeBidder, type FakeBidder, type TestExchange } from "../auction/helpers.js";
+import { answer, bannerRequest, bid, BILLING_KEYS, PUBLIC_URL, startExchange, startFakeBidder, type FakeBidder, type TestExchange } from "../auction/helpers.js";
 
 const MAX = reportLimits.maxIdLength;
 let a: FakeBidder, b: FakeBidder, ex: TestExchange;
@@ -70,7 +70,7 @@ describe("a billing call answers 2xx only once its fact is durable and kept by t
   beforeAll(async () => {
     store = await openStore({ db: ":memory:" });
     app = Fastify({ logger: false });
-    handle = registerExchange(app, { bidders: [{ id: "dsp-a", endpoint: a.endpoint, seat: "seat-a" }], sink: store, billingSecret: SECRET, publicUrl: PUBLIC_URL, clock, flushMs: 60_000 });
+    handle = registerExchange(app, { bidders: [{ id: "dsp-a", endpoint: a.endpoint, seat: "seat-a" }], sink: store, billingKeys: BILLING_KEYS, publicUrl: PUBLIC_URL, clock, flushMs: 60_000 });
     await app.ready();
   });
   afterAll(async () => {
@@ -132,7 +132,7 @@ describe("a billing call answers 2xx only once its fact is durable and kept by t
       pub: "pub-1", app: "b", plc: "x".repeat(600), fmt: 1, plt: 2, cty: "USA", exp: clock() + 60_000,
     };
     const before = handle.stats().billing;
-    const call = await app.inject({ method: "GET", url: `/events/billing?token=${signBillingToken(claims, SECRET)}` });
+    const call = await app.inject({ method: "GET", url: `/events/billing?token=${sealBillingToken(claims, BILLING_KEYS)}` });
     expect(call.statusCode).toBe(500);
     expect(call.json().errors[0].rule).toBe("billing-fact-refused");
     const after = handle.stats().billing;

@@ -60,5 +60,13 @@ Examples:
       };
       process.once("SIGINT", stop);
       process.once("SIGTERM", stop);
+      // A key rotation step (adxkit billing-keys) takes effect without a restart.
+      process.on("SIGHUP", () => {
+        try {
+          server.reload();
+        } catch (error) {
+          server.app.log.error({ err: error }, "reload failed; the previous configuration stays");
+        }
+      });
     });
 }
