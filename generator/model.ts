@@ -180,6 +180,8 @@ export interface AuctionRulesModel {
   noticePipelining: number;
   /** Highest bid accepted, CPM in the bid's currency, unless configured otherwise. */
   maxBidCpm: number;
+  /** A timeout counts against the circuit breaker only when the bidder had at least this long (or its timeout_ms). */
+  breakerTimeoutFloorMs: number;
 }
 
 /** Names of the parameters marked `x-adxkit-secret`, by where they travel, sorted. */
@@ -363,6 +365,7 @@ export function buildModel(spec: LoadedSpec): Model {
       minTmaxMs: number("min-tmax-ms"),
       maxTmaxMs: number("max-tmax-ms"),
       maxBidCpm: number("max-bid-cpm"),
+      breakerTimeoutFloorMs: number("breaker-timeout-floor-ms"),
     };
   }
   const secretNames = (where: string) =>

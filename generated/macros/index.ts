@@ -59,5 +59,6 @@ export const auctionRules = {
   "noticePipelining": 16,
   "minTmaxMs": 50,
   "maxTmaxMs": 3000,
-  "maxBidCpm": 1000
+  "maxBidCpm": 1000,
+  "breakerTimeoutFloorMs": 100
 } as const;

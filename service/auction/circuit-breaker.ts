@@ -17,6 +17,12 @@ export interface CircuitBreakerOptions {
   cooldownMs?: number;
   /** Milliseconds; Date.now by default. Tests inject a fake clock. */
   clock?: () => number;
+  /**
+   * The exchange charges a timeout only when the bidder had at least its timeout_ms, or this
+   * long when it has none (default x-adxkit-auction breaker-timeout-floor-ms); shorter ones are
+   * `inconclusive`.
+   */
+  timeoutFloorMs?: number;
 }
 
 export const DEFAULT_BREAKER_THRESHOLD = 10;
@@ -79,6 +85,14 @@ export class CircuitBreaker {
     this.consecutiveFaults = 0;
     this.probing = false;
     this.stateValue = "closed";
+  }
+
+  /**
+   * The call said nothing about the bidder's health (it timed out with less time than the bidder
+   * needs): the count is unchanged, and a probe is released so that the next call probes again.
+   */
+  inconclusive(): void {
+    this.probing = false;
   }
 
   /** The call failed: counts towards the threshold; a failed probe reopens the circuit. */

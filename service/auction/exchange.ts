@@ -87,6 +87,8 @@ interface BidderRuntime {
   /** Bids above this price (micro-units) are rejected. */
   maxPriceMicros: number;
   breaker?: CircuitBreaker;
+  /** A timeout is charged to the breaker only when the call had at least this budget (ms). */
+  breakerTimeoutMs: number;
   /** Faults charged so far (bidderFault); tells the breaker whether an answer was a fault. */
   faultCount: number;
 }
@@ -204,6 +206,7 @@ export class Exchange {
         counters: this.counters.bidder(config.id),
         maxPriceMicros: toMicros(config.max_cpm ?? maxBidCpm),
         breaker: options.circuitBreaker ? new CircuitBreaker(options.circuitBreaker) : undefined,
+        breakerTimeoutMs: config.timeout_ms ?? (options.circuitBreaker ? options.circuitBreaker.timeoutFloorMs : undefined) ?? auctionRules.breakerTimeoutFloorMs,
         faultCount: 0,
       };
     });
@@ -309,7 +312,7 @@ export class Exchange {
         }
         pending++;
         const call = this.http.postBidRequest(bidder.origin, bidder.path, body, (outcome) => {
-          this.answerArrived(context, bidder, sent, outcome);
+          this.answerArrived(context, bidder, sent, outcome, ms);
           settle();
         });
         let group = calls.get(ms);
@@ -324,13 +327,21 @@ export class Exchange {
     });
   }
 
-  /** One bidder's outcome: its bids join the auction, and the circuit breaker learns whether it was a fault. */
-  private answerArrived(context: AuctionContext, bidder: BidderRuntime, sent: BidRequest, outcome: CallOutcome): void {
+  /**
+   * One bidder's outcome: its bids join the auction, and the circuit breaker learns whether it
+   * was a fault. `budgetMs` is the time the bidder had: the caller sets it through tmax, so a
+   * timeout within less than the bidder needs (its timeout_ms, else the floor) is not the
+   * bidder's fault and is not charged (else twelve auctions with tmax 1 switched every bidder off).
+   */
+  private answerArrived(context: AuctionContext, bidder: BidderRuntime, sent: BidRequest, outcome: CallOutcome, budgetMs: number): void {
     const faultsBefore = bidder.faultCount;
     try {
       this.takeAnswer(context, bidder, sent, outcome);
       if (bidder.faultCount === faultsBefore) bidder.breaker?.success();
-      else bidder.breaker?.failure();
+      else if (outcome.kind === "fault" && outcome.reason === "timeout" && budgetMs < bidder.breakerTimeoutMs) {
+        bidder.counters.timeoutsNotCharged++;
+        bidder.breaker?.inconclusive();
+      } else bidder.breaker?.failure();
     } catch (error) {
       // A bug while checking one answer costs that answer, never the auction.
       this.logger.error({ err: error, auction: context.request.id, bidder: bidder.config.id }, "checking a bidder answer failed");

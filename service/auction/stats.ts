@@ -13,6 +13,8 @@ export interface BidderCounters {
   bids: number;
   validBids: number;
   wins: number;
+  /** Timeouts not charged to the circuit breaker: the bidder had less than its timeout_ms (or the floor). */
+  timeoutsNotCharged: number;
   faults: Partial<Record<AuctionRejection, number>>;
   rejections: Partial<Record<AuctionRejection, number>>;
 }
@@ -37,7 +39,7 @@ export class ExchangeStats {
   bidder(id: string): BidderCounters {
     let counters = this.bidders.get(id);
     if (counters === undefined) {
-      counters = { requests: 0, answers: 0, noBids: 0, bids: 0, validBids: 0, wins: 0, faults: {}, rejections: {} };
+      counters = { requests: 0, answers: 0, noBids: 0, bids: 0, validBids: 0, wins: 0, timeoutsNotCharged: 0, faults: {}, rejections: {} };
       this.bidders.set(id, counters);
     }
     return counters;
