@@ -19,7 +19,7 @@ import { clearingPrice } from "./clearing.js";
 import { bidderBudget, DEFAULT_TMAX_MS, effectiveTmax, MARKUP_FETCH_SAFETY_MS } from "./deadline.js";
 import { HttpClient, type BidCall, type CallOutcome } from "./http-client.js";
 import { replaceMacros, type MacroValues } from "./macros.js";
-import { markupFits } from "./markup.js";
+import { markupFits, markupKind } from "./markup.js";
 import { formatMicros, fromMicros, isSafeCpm, MAX_SAFE_CPM, toMicros } from "./money.js";
 import { NoticeSender, type NoticeOptions } from "./notices.js";
 import { NoticeThread } from "./notice-thread.js";
@@ -472,7 +472,7 @@ export class Exchange {
     await Promise.all(
       pending.map(async (winner) => {
         const { candidate, slot } = winner;
-        const url = replaceMacros(candidate.bid.nurl!, this.macroValues(context, winner));
+        const url = replaceMacros(candidate.bid.nurl!, this.macroValues(context, winner), "url");
         const result = await this.notices.fetchMarkup(url, ms);
         if (result.markup !== undefined && markupFits(result.markup, slot.rules.kinds, this.lenient)) {
           winner.markup = result.markup;
@@ -522,7 +522,7 @@ export class Exchange {
         seat: candidate.seat,
         px: winner.clearingMicros,
         cur: candidate.currency,
-        burl: bid.burl !== undefined ? replaceMacros(bid.burl, values) : undefined,
+        burl: bid.burl !== undefined ? replaceMacros(bid.burl, values, "url") : undefined,
         dh: context.dateHour,
         pub: context.dims.publisher_id,
         app: context.dims.app_bundle_id,
@@ -532,10 +532,12 @@ export class Exchange {
         cty: context.dims.country,
         exp: expires,
       };
+      const markup = winner.markup ?? bid.adm!;
       const out: Bid = {
         ...bid,
         price: fromMicros(winner.clearingMicros),
-        adm: replaceMacros(winner.markup ?? bid.adm!, values),
+        // The markup passed its check for one of these kinds: its values are escaped for that kind.
+        adm: replaceMacros(markup, values, markupKind(markup, slot.rules.kinds, this.lenient) ?? "banner"),
         burl: `${this.publicUrl}/events/billing?token=${sealBillingToken(claims, this.billingKeys)}`,
       };
       let list = seats.get(candidate.seat);
@@ -543,7 +545,7 @@ export class Exchange {
       list.push(out);
       if (winner.markup === undefined && nurl !== undefined) {
         // Queued: the notice sender holds it for its batch, so the answer does not wait for it.
-        this.noticeQueue.send("win", replaceMacros(nurl, values), { auction: context.request.id, bidder: candidate.bidder.config.id, imp: slot.imp.id });
+        this.noticeQueue.send("win", replaceMacros(nurl, values, "url"), { auction: context.request.id, bidder: candidate.bidder.config.id, imp: slot.imp.id });
       }
       candidate.bidder.counters.wins++;
       this.counters.impsWon++;

@@ -1,11 +1,19 @@
 /**
  * Substitution macros of interface document 2.7 (spec/openapi/bidding.yaml, components.x-macros).
  * The exchange replaces them in nurl and burl before calling them, and in the ad markup, whether
- * it came in adm or from the win notice. Replacement is literal (no URL-encoding, no regard to
- * syntax); a macro whose source was not specified becomes the empty string. Text that merely
- * looks like a macro but is not in the table stays as it is.
+ * it came in adm or from the win notice. Text that merely looks like a macro but is not in the
+ * table stays as it is; a macro whose source was not specified becomes the empty string.
+ *
+ * Each value is encoded for where it lands (bidding.yaml, info.x-adxkit-choice): the request id and imp id
+ * come from the caller, the bid, seat and ad ids from the bidder, and substituted literally a
+ * request id of `x&price=0.000001#` rewrote the price of a bidder's own win notice. In a URL the
+ * exchange calls, a value is percent-encoded; in markup, a value inside a URL (the text it is
+ * part of starts with http://, https:// or //) is percent-encoded too, any other is escaped for
+ * the markup: HTML (banner) and XML (VAST) entities, JSON string escapes (native). Ids made of
+ * letters, digits and `-._~` — what ids are — come out unchanged.
  */
 import { macros } from "@adxkit/bindings";
+import type { MediaKind } from "./markup.js";
 import { TextCache } from "./text-cache.js";
 
 /** Where each macro's value comes from, for one winning bid. */
@@ -26,32 +34,75 @@ export interface MacroValues {
   currency: string;
 }
 
+/** Where a text with macros lands: a URL the exchange calls (nurl, burl), or ad markup of one type. */
+export type MacroTarget = "url" | MediaKind;
+
 /** The macro table of the spec (generated), each row naming the field of MacroValues it reads. */
 export const MACROS: readonly { macro: string; field: keyof MacroValues; source: string }[] = macros as readonly { macro: string; field: keyof MacroValues; source: string }[];
 
 const fieldByName = new Map(MACROS.map((m) => [m.macro.slice(2, -1), m.field]));
 const MACRO_START = "${AUCTION_";
 
+type Encode = (value: string) => string;
+
+/** Unreserved characters of RFC 3986: never encoded, in any of the targets. */
+const plain = /^[A-Za-z0-9._~-]*$/;
+
+/** A UTF-16 surrogate without its other half: encodeURIComponent throws on one. */
+const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** Percent-encoding of everything but the unreserved characters (encodeURIComponent leaves !'()* too); a lone surrogate becomes U+FFFD. */
+export const percentEncode: Encode = (value) =>
+  plain.test(value) ? value : encodeURIComponent(value.replace(loneSurrogate, "\ufffd")).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
+const entities: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+/** HTML and XML text or attribute value: the five characters that can end either. */
+export const markupEscape: Encode = (value) => (plain.test(value) ? value : value.replace(/[&<>"']/g, (c) => entities[c]));
+
+/** Inside a JSON string: JSON's own escapes (quotes, backslashes, control characters, lone surrogates). */
+export const jsonEscape: Encode = (value) => (plain.test(value) ? value : JSON.stringify(value).slice(1, -1));
+
+const markupEncoders: Record<MediaKind, Encode> = { banner: markupEscape, video: markupEscape, native: jsonEscape };
+
 /**
- * Replaces every macro of the table in `text`, in one pass: a replacement value that itself
- * contains a macro is not expanded again.
+ * Characters that end the run of text a macro is part of: white space, quotes, tag delimiters,
+ * and the brackets around CSS url(…) and XML CDATA. Not braces: an earlier macro in the same URL
+ * is part of the run.
  */
-export function replaceMacros(text: string, values: MacroValues): string {
+const runBoundary = /[\s"'`<>()[\]]/;
+const urlStart = /^(?:https?:)?\/\//i;
+
+/** Whether the macro at `at` of markup `text` sits in a URL: its run of text starts with a scheme (JSON may escape `/` as `\/`). */
+function inUrl(text: string, at: number): boolean {
+  let start = at;
+  while (start > 0 && !runBoundary.test(text[start - 1])) start--;
+  return urlStart.test(text.slice(start, at).replace(/\\\//g, "/"));
+}
+
+/**
+ * Replaces every macro of the table in `text`, in one pass (a value that itself contains a
+ * macro is not expanded again), each value encoded for `target`.
+ */
+export function replaceMacros(text: string, values: MacroValues, target: MacroTarget): string {
   if (!text.includes(MACRO_START)) return text;
-  const template = compile(text);
+  const template = compile(text, target);
   // Joined, not concatenated: join makes one flat string, while `+=` makes a rope that
   // JSON.stringify of the bid response walks on a slow path (twice the cost for a 4.6 KB VAST document).
-  const parts = template.slice();
-  for (let i = 1; i < parts.length; i += 2) parts[i] = values[template[i] as keyof MacroValues] ?? "";
+  const parts: string[] = new Array(template.length);
+  for (let i = 0; i < template.length; i++) {
+    const part = template[i];
+    parts[i] = typeof part === "string" ? part : part.encode(values[part.field] ?? "");
+  }
   return parts.join("");
 }
 
-/** Text split at its macros: literal, field, literal, field, …, literal. Markup repeats across auctions: cached. */
-type Template = (string | keyof MacroValues)[];
-const templates = new TextCache<Template>(4096);
+/** Text split at its macros: literal, slot, literal, slot, …, literal. Markup repeats across auctions: cached. */
+type Template = (string | { field: keyof MacroValues; encode: Encode })[];
+const templates: Record<MediaKind, TextCache<Template>> = { banner: new TextCache(4096), native: new TextCache(4096), video: new TextCache(4096) };
 
-function compile(text: string): Template {
-  const hit = text.length >= 512 ? templates.get(text) : undefined;
+function compile(text: string, target: MacroTarget): Template {
+  const cache = target !== "url" && text.length >= 512 ? templates[target] : undefined;
+  const hit = cache?.get(text);
   if (hit !== undefined) return hit;
   const template: Template = [];
   let last = 0;
@@ -64,12 +115,13 @@ function compile(text: string): Template {
       at = text.indexOf(MACRO_START, at + 1); // not a macro of the table: stays in the literal
       continue;
     }
-    template.push(text.slice(last, at), field);
+    const encode = target === "url" || inUrl(text, at) ? percentEncode : markupEncoders[target];
+    template.push(text.slice(last, at), { field, encode });
     last = end + 1;
     at = text.indexOf(MACRO_START, last);
   }
   template.push(text.slice(last));
   // Short texts (notice URLs, often unique per bid) are cheap to split: only markup is cached.
-  if (text.length >= 512) templates.set(text, template);
+  cache?.set(text, template);
   return template;
 }

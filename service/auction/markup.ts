@@ -88,12 +88,17 @@ function cached(cache: TextCache<boolean>, text: string, check: (text: string) =
 const nativeStrict = (adm: string) => isNativeMarkup(adm, false);
 const nativeLenient = (adm: string) => isNativeMarkup(adm, true);
 
+/** The first of the ad types the imp offers that `adm` fits, or undefined (markup-mismatch). */
+export function markupKind(adm: string, offered: readonly MediaKind[], lenient = false): MediaKind | undefined {
+  for (const kind of offered) {
+    if (kind === "banner" && isHtmlMarkup(adm)) return kind;
+    if (kind === "native" && (lenient ? cached(verdicts.nativeLenient, adm, nativeLenient) : cached(verdicts.native, adm, nativeStrict))) return kind;
+    if (kind === "video" && cached(verdicts.video, adm, isVastMarkup)) return kind;
+  }
+  return undefined;
+}
+
 /** True when `adm` fits one of the ad types the imp offers. */
 export function markupFits(adm: string, offered: readonly MediaKind[], lenient = false): boolean {
-  for (const kind of offered) {
-    if (kind === "banner" && isHtmlMarkup(adm)) return true;
-    if (kind === "native" && (lenient ? cached(verdicts.nativeLenient, adm, nativeLenient) : cached(verdicts.native, adm, nativeStrict))) return true;
-    if (kind === "video" && cached(verdicts.video, adm, isVastMarkup)) return true;
-  }
-  return false;
+  return markupKind(adm, offered, lenient) !== undefined;
 }

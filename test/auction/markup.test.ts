@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { isHtmlMarkup, isNativeMarkup, isVastMarkup, markupFits, rootElementName } from "../../service/auction/markup.js";
+import { isHtmlMarkup, isNativeMarkup, isVastMarkup, markupFits, markupKind, rootElementName } from "../../service/auction/markup.js";
 import { HTML, NATIVE, VAST } from "./helpers.js";
 
 describe("markup checks", () => {
@@ -49,5 +49,12 @@ describe("markup checks", () => {
     expect(markupFits(NATIVE, ["video", "banner"])).toBe(false);
     // A cached verdict does not leak across ad types.
     expect(markupFits(VAST, ["banner"])).toBe(false);
+  });
+
+  test("markupKind names the type the markup fits (its macro values are escaped for it)", () => {
+    expect(markupKind(VAST, ["video", "native", "banner"])).toBe("video");
+    expect(markupKind(NATIVE, ["video", "native", "banner"])).toBe("native");
+    expect(markupKind(HTML, ["video", "native", "banner"])).toBe("banner");
+    expect(markupKind(NATIVE, ["banner"])).toBeUndefined();
   });
 });
