@@ -92,7 +92,7 @@ async function target(endpoints: string[]): Promise<void> {
       Object.entries(variants).map(async ([key, variant]) => {
         const app = Fastify({ logger: false, keepAliveTimeout: 65_000 });
         const handle = registerExchange(app, {
-          bidders: endpoints.map((endpoint, i) => ({ id: `bench-${i + 1}`, endpoint, seat: `seat-${i + 1}` })),
+          bidders: endpoints.map((endpoint, i) => ({ id: `bench-${i + 1}`, endpoint, seat: `seat-${i + 1}`, allow_private_addresses: true })),
           sink,
           billingKeys: new SealKeyRing([sealKey("bench-secret")]),
           publicUrl: "http://127.0.0.1:8080",

@@ -60,7 +60,7 @@ async function workbench(text: string, answers: Map<string, string>, spoolDir: s
   const sink = countingSink();
   const origins = [...answers.keys()];
   const exchange = new Exchange({
-    bidders: origins.map((origin, i) => ({ id: `bench-${i + 1}`, endpoint: `${origin}/bid`, seat: `seat-${i + 1}` })),
+    bidders: origins.map((origin, i) => ({ id: `bench-${i + 1}`, endpoint: `${origin}/bid`, seat: `seat-${i + 1}`, allow_private_addresses: true })),
     sink,
     billingKeys: new SealKeyRing([sealKey("bench-secret")]),
     publicUrl: "http://127.0.0.1:8080",

@@ -119,7 +119,7 @@ async function server(endpoints: string[]): Promise<void> {
   const ids = ["dsp-1", "dsp-2", "dsp-3", "dsp-faulty"];
   const dir = mkdtempSync(join(tmpdir(), "adxkit-soak-"));
   const biddersFile = join(dir, "bidders.json");
-  writeFileSync(biddersFile, JSON.stringify(endpoints.map((endpoint, i) => ({ id: ids[i], endpoint, seat: `seat-${i + 1}` }))));
+  writeFileSync(biddersFile, JSON.stringify(endpoints.map((endpoint, i) => ({ id: ids[i], endpoint, seat: `seat-${i + 1}`, allow_private_addresses: true }))));
   let handle!: ExchangeHandle;
   const bidderConfigs = await loadBidders(biddersFile);
   const app = await buildApp({

@@ -460,6 +460,10 @@ export const auctionRejections: readonly { id: string; description: string }[] =
     "description": "The bid repeats the id of another bid of the same response."
   },
   {
+    "id": "notice-url-not-allowed",
+    "description": "The bid's nurl or burl is not on one of the bidder's notice origins (bidders file notice_origins, by default the origin of its endpoint), or its host is a loopback, private or link-local address and the bidders file does not set allow_private_addresses for that bidder. The exchange never calls such a URL, nor serves its body as markup."
+  },
+  {
     "id": "timeout",
     "description": "Bidder fault, counted as no-bid — no complete answer within tmax."
   },
@@ -482,4 +486,4 @@ export const auctionRejections: readonly { id: string; description: string }[] =
 ];
 
 /** Ids of the auction rejection reasons. */
-export type AuctionRejection = "markup-unavailable" | "invalid-response" | "below-floor" | "price-above-max" | "currency-not-allowed" | "advertiser-blocked" | "category-blocked" | "attribute-blocked" | "markup-mismatch" | "unknown-imp" | "duplicate-bid" | "timeout" | "connection-error" | "http-error" | "malformed-response" | "wrong-request-id";
+export type AuctionRejection = "markup-unavailable" | "invalid-response" | "below-floor" | "price-above-max" | "currency-not-allowed" | "advertiser-blocked" | "category-blocked" | "attribute-blocked" | "markup-mismatch" | "unknown-imp" | "duplicate-bid" | "notice-url-not-allowed" | "timeout" | "connection-error" | "http-error" | "malformed-response" | "wrong-request-id";

@@ -2,8 +2,11 @@
  * The exchange's bidders, from `--bidders FILE`: a JSON array of
  * `{"id": "dsp-1", "endpoint": "http://127.0.0.1:9001/bid", "seat": "seat-1"}` with optional
  * `formats` (ad format codes the bidder buys: 1 banner, 2 native, 3 video, 4 rewarded video;
- * all when absent), `timeout_ms` (a cap on the time the bidder gets, below the request's) and
- * `max_cpm` (the highest bid taken from it, instead of the exchange's).
+ * all when absent), `timeout_ms` (a cap on the time the bidder gets, below the request's),
+ * `max_cpm` (the highest bid taken from it, instead of the exchange's), `notice_origins` (the
+ * origins its nurl and burl may point at; its endpoint's origin when absent) and
+ * `allow_private_addresses` (its notices may reach loopback, private and link-local addresses:
+ * a bidder on the same host or network; notice-origins.ts).
  */
 import { readFile } from "node:fs/promises";
 import { AdFormat } from "@adxkit/bindings";
@@ -23,6 +26,10 @@ export interface BidderConfig {
   timeout_ms?: number;
   /** Highest bid price (CPM) taken from this bidder; higher ones are rejected (price-above-max). */
   max_cpm?: number;
+  /** Origins (`https://win.dsp.example`) its nurl and burl may point at; its endpoint's origin when absent. */
+  notice_origins?: string[];
+  /** Its notices may go to loopback, private and link-local addresses (refused otherwise). */
+  allow_private_addresses?: boolean;
 }
 
 /** A bidders file that cannot be used; `problems` lists every problem, one line each. */
@@ -35,7 +42,19 @@ export class BidderConfigError extends Error {
   }
 }
 
-const fields = new Set(["id", "endpoint", "seat", "formats", "timeout_ms", "max_cpm"]);
+const fields = new Set(["id", "endpoint", "seat", "formats", "timeout_ms", "max_cpm", "notice_origins", "allow_private_addresses"]);
+
+/** An http(s) origin written as one (no path, query, fragment or credentials), in URL.origin form; else undefined. */
+function originOf(text: unknown): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(String(text));
+  } catch {
+    return undefined;
+  }
+  const bare = url.pathname === "/" && url.search === "" && url.hash === "" && url.username === "" && url.password === "";
+  return typeof text === "string" && bare && (url.protocol === "http:" || url.protocol === "https:") ? url.origin : undefined;
+}
 
 /** Checks a parsed bidders list; throws BidderConfigError naming every problem (`[1].endpoint: …`). */
 export function parseBidders(value: unknown, source = "bidders"): BidderConfig[] {
@@ -76,6 +95,14 @@ export function parseBidders(value: unknown, source = "bidders"): BidderConfig[]
     if (b.timeout_ms !== undefined && !(Number.isInteger(b.timeout_ms) && (b.timeout_ms as number) > 0)) {
       problems.push(`${at("timeout_ms")}: must be a positive integer (milliseconds)`);
     }
+    if (b.notice_origins !== undefined) {
+      if (!Array.isArray(b.notice_origins) || b.notice_origins.length === 0) problems.push(`${at("notice_origins")}: must be a non-empty array of origins such as "https://win.dsp.example"`);
+      else
+        b.notice_origins.forEach((origin, i) => {
+          if (originOf(origin) === undefined) problems.push(`${at("notice_origins")}[${i}]: ${JSON.stringify(origin)} is not an http(s) origin (scheme, host and port only, such as "https://win.dsp.example")`);
+        });
+    }
+    if (b.allow_private_addresses !== undefined && typeof b.allow_private_addresses !== "boolean") problems.push(`${at("allow_private_addresses")}: must be true or false`);
     if (b.max_cpm !== undefined && !isSafeCpm(b.max_cpm)) problems.push(`${at("max_cpm")}: must be a positive number (CPM) of at most ${MAX_SAFE_CPM}`);
   });
   if (problems.length > 0) throw new BidderConfigError(source, problems);
@@ -84,6 +111,8 @@ export function parseBidders(value: unknown, source = "bidders"): BidderConfig[]
     if (b.formats !== undefined) config.formats = [...new Set<number>(b.formats)];
     if (b.timeout_ms !== undefined) config.timeout_ms = b.timeout_ms;
     if (b.max_cpm !== undefined) config.max_cpm = b.max_cpm;
+    if (b.notice_origins !== undefined) config.notice_origins = [...new Set<string>(b.notice_origins.map((origin: string) => originOf(origin)!))];
+    if (b.allow_private_addresses !== undefined) config.allow_private_addresses = b.allow_private_addresses;
     return config;
   });
 }

@@ -22,6 +22,7 @@ import { replaceMacros, type MacroValues } from "./macros.js";
 import { markupFits, markupKind } from "./markup.js";
 import { formatMicros, fromMicros, isSafeCpm, MAX_SAFE_CPM, toMicros } from "./money.js";
 import { NoticeSender, type NoticeOptions } from "./notices.js";
+import { NoticeOrigins } from "./notice-origins.js";
 import { NoticeThread } from "./notice-thread.js";
 import { ExchangeStats, type BidderCounters } from "./stats.js";
 import { forwardedBody } from "./forward.js";
@@ -86,6 +87,8 @@ interface BidderRuntime {
   counters: BidderCounters;
   /** Bids above this price (micro-units) are rejected. */
   maxPriceMicros: number;
+  /** Where its nurl and burl may point. */
+  noticeOrigins: NoticeOrigins;
   breaker?: CircuitBreaker;
   /** A timeout is charged to the breaker only when the call had at least this budget (ms). */
   breakerTimeoutMs: number;
@@ -153,6 +156,12 @@ const isObject = (v: unknown): v is Record<string, any> => typeof v === "object"
 const bidPath = /^\/seatbid\/(\d+)\/bid\/(\d+)(?:\/|$)/;
 const seatPath = /^\/seatbid\/(\d+)(?:\/|$)/;
 
+/** Why a bid's nurl or burl may not be called (notice-origins.ts), as a rejection; undefined when both may. */
+function noticeRefusal(bid: Bid, origins: NoticeOrigins): Rejection | undefined {
+  const why = (bid.nurl !== undefined ? origins.refusal(bid.nurl) : undefined) ?? (bid.burl !== undefined ? origins.refusal(bid.burl) : undefined);
+  return why === undefined ? undefined : { reason: "notice-url-not-allowed", detail: why };
+}
+
 /** The exchange: state shared by all auctions (pools, notices, facts, seen billing tokens). */
 export class Exchange {
   private readonly bidders: BidderRuntime[];
@@ -186,14 +195,20 @@ export class Exchange {
     this.defaultTmaxMs = options.defaultTmaxMs ?? DEFAULT_TMAX_MS;
     const maxBidCpm = options.maxBidCpm ?? auctionRules.maxBidCpm;
     if (!isSafeCpm(maxBidCpm)) throw new RangeError(`maxBidCpm must be a positive CPM of at most ${MAX_SAFE_CPM} (got ${maxBidCpm})`);
+    const noticeOrigins = new Map(options.bidders.map((config) => [config.id, new NoticeOrigins(config)]));
+    for (const [bidder, origins] of noticeOrigins) {
+      for (const { origin, reason } of origins.refused) this.logger.warn({ bidder, origin, reason }, "notices to this origin will be refused");
+    }
+    const privateHosts = [...noticeOrigins.values()].flatMap((origins) => origins.privateHosts);
     this.http = new HttpClient({
       connections: options.connectionsPerBidder,
       maxBodyBytes: options.maxBodyBytes,
       noticeConnections: options.notices?.connections,
       noticePipelining: options.notices?.pipelining,
+      privateHosts,
     });
     this.notices = new NoticeSender(this.http, this.logger, options.notices);
-    this.noticeQueue = options.noticeThread ? new NoticeThread(this.notices, this.logger, options.notices ?? {}, options.maxBodyBytes) : this.notices;
+    this.noticeQueue = options.noticeThread ? new NoticeThread(this.notices, this.logger, options.notices ?? {}, options.maxBodyBytes, privateHosts) : this.notices;
     this.spool = options.spoolDir !== undefined ? Spool.open(options.spoolDir) : undefined;
     this.facts = new FactAggregator({ sink: options.sink, flushMs: options.flushMs, logger: this.logger, spool: this.spool });
     this.bidders = options.bidders.map((config) => {
@@ -205,6 +220,7 @@ export class Exchange {
         formats: config.formats ? new Set(config.formats) : undefined,
         counters: this.counters.bidder(config.id),
         maxPriceMicros: toMicros(config.max_cpm ?? maxBidCpm),
+        noticeOrigins: noticeOrigins.get(config.id)!,
         breaker: options.circuitBreaker ? new CircuitBreaker(options.circuitBreaker) : undefined,
         breakerTimeoutMs: config.timeout_ms ?? (options.circuitBreaker ? options.circuitBreaker.timeoutFloorMs : undefined) ?? auctionRules.breakerTimeoutFloorMs,
         faultCount: 0,
@@ -419,6 +435,8 @@ export class Exchange {
         }
         // Reached with an object adm only in lenient mode (strict mode rejected it: native-markup-object).
         if (problem === undefined && typeof valid.adm === "object") valid.adm = JSON.stringify(valid.adm);
+        // Before the markup checks (the costly ones): a bid whose notices the exchange may not call cannot compete.
+        problem ??= noticeRefusal(valid, bidder.noticeOrigins);
         problem ??= checkBid(valid as TextMarkupBid, priceMicros, bidder.maxPriceMicros, slot!.rules, context.rules);
         if (problem !== undefined) return this.rejectBid(context, bidder, problem, isObject(bid) ? bid.id : undefined, isObject(bid) ? bid.impid : undefined);
         bidder.counters.validBids++;
@@ -479,7 +497,7 @@ export class Exchange {
           return;
         }
         const detail = result.error ?? `markup from the win notice is not ${slot.rules.kinds.map(describe).join(" or ")}`;
-        this.rejectBid(context, candidate.bidder, { reason: "markup-mismatch", detail }, candidate.bid.id, candidate.bid.impid);
+        this.rejectBid(context, candidate.bidder, { reason: "markup-unavailable", detail }, candidate.bid.id, candidate.bid.impid);
         winners.splice(winners.indexOf(winner), 1);
       }),
     );

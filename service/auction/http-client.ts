@@ -18,6 +18,7 @@ import type { Socket } from "node:net";
 import { Agent, Pool, buildConnector, errors as undiciErrors } from "undici";
 // The rules module alone: the notice worker loads this file and has no use for the validators.
 import { auctionRules } from "@adxkit/bindings";
+import { guardedLookup } from "./notice-origins.js";
 import type { Dispatcher } from "undici";
 
 /** Bidder faults of auction-rejections: the whole answer counts as a no-bid from that bidder. */
@@ -170,6 +171,12 @@ export interface HttpClientOptions {
   noticeConnections?: number;
   /** Notices in flight on one connection, HTTP/1.1 pipelining (default: notice-pipelining; 1 turns it off). */
   noticePipelining?: number;
+  /**
+   * Host names whose notices and markup fetches may reach loopback, private and link-local
+   * addresses (bidders with allow_private_addresses); any other name resolving to one is refused
+   * (notice-origins.ts guardedLookup). Bid requests go to the configured endpoints unchecked.
+   */
+  privateHosts?: readonly string[];
 }
 
 /** The agents of markup fetches and of notices to origins not pipelined to: one call per connection. */
@@ -197,7 +204,9 @@ export class HttpClient {
   constructor(options: HttpClientOptions = {}) {
     this.connections = options.connections ?? 128;
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-    const connect = buildConnector({});
+    // Notices and markup fetches go to addresses bidders give: each name is checked as it resolves.
+    const lookup = guardedLookup(options.privateHosts ?? []);
+    const connect = buildConnector({ lookup });
     this.noticeAgent = new Agent({
       keepAliveTimeout: 10_000,
       connections: options.noticeConnections ?? auctionRules.noticeConnectionsPerOrigin,
@@ -213,8 +222,8 @@ export class HttpClient {
           (callback as (...args: buildConnector.CallbackArgs) => void)(...result);
         }),
     });
-    this.plainNoticeAgent = new Agent(UNPIPELINED_AGENT);
-    this.markupAgent = new Agent(UNPIPELINED_AGENT);
+    this.plainNoticeAgent = new Agent({ ...UNPIPELINED_AGENT, connect: { lookup } });
+    this.markupAgent = new Agent({ ...UNPIPELINED_AGENT, connect: { lookup } });
   }
 
   /**

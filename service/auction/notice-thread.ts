@@ -17,18 +17,20 @@ import { auctionRules } from "@adxkit/bindings";
 
 /** Slots of the shared counter array. */
 export const COUNTER_SLOTS = {
-  win: { sent: 0, delivered: 1, retried: 2, failed: 3, dropped: 4 },
-  billing: { sent: 5, delivered: 6, retried: 7, failed: 8, dropped: 9 },
-  pending: 10,
+  win: { sent: 0, delivered: 1, retried: 2, failed: 3, dropped: 4, refused: 5 },
+  billing: { sent: 6, delivered: 7, retried: 8, failed: 9, dropped: 10, refused: 11 },
+  pending: 12,
   /** Notices the worker has taken from its messages. */
-  received: 11,
+  received: 13,
 } as const;
-const SLOTS = 12;
+const SLOTS = 14;
 
 export interface NoticeWorkerData {
   counters: SharedArrayBuffer;
   options: NoticeOptions;
   maxBodyBytes?: number;
+  /** HttpClientOptions.privateHosts: the worker's connections are checked like the exchange's. */
+  privateHosts?: readonly string[];
 }
 
 export type NoticeThreadMessage =
@@ -71,9 +73,10 @@ export class NoticeThread {
     private readonly logger: EventLogger,
     options: NoticeOptions,
     maxBodyBytes?: number,
+    privateHosts?: readonly string[],
   ) {
     this.batchMs = options.batchMs ?? auctionRules.noticeBatchMs;
-    const worker = startWorker({ counters: this.counters.buffer as SharedArrayBuffer, options, maxBodyBytes });
+    const worker = startWorker({ counters: this.counters.buffer as SharedArrayBuffer, options, maxBodyBytes, privateHosts });
     // A forgotten exchange must not keep its process alive; close() waits for the worker itself.
     worker.unref();
     worker.on("message", (message: WorkerMessage) => {
@@ -139,6 +142,7 @@ export class NoticeThread {
         retried: this.slot(slots.retried) + local[kind].retried,
         failed: this.slot(slots.failed) + local[kind].failed,
         dropped: this.slot(slots.dropped) + local[kind].dropped,
+        refused: this.slot(slots.refused) + local[kind].refused,
       };
     }
     return result;

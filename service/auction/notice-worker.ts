@@ -16,7 +16,7 @@ const counters = new BigInt64Array(data.counters);
 const post = (level: "info" | "warn" | "error") => (obj: object, msg?: string) => port.postMessage({ type: "log", level, obj, msg });
 const logger: EventLogger = { info: post("info"), warn: post("warn"), error: post("error") };
 
-const http = new HttpClient({ maxBodyBytes: data.maxBodyBytes, noticeConnections: data.options.connections, noticePipelining: data.options.pipelining });
+const http = new HttpClient({ maxBodyBytes: data.maxBodyBytes, noticeConnections: data.options.connections, noticePipelining: data.options.pipelining, privateHosts: data.privateHosts });
 const sender = new NoticeSender(http, logger, data.options);
 
 /** Copies the sender's counters into the shared array, once per turn of this thread that changed them. */
@@ -26,7 +26,7 @@ function publish(): void {
   publishing = true;
   setImmediate(store);
 }
-const COUNTER_NAMES = ["sent", "delivered", "retried", "failed", "dropped"] as const;
+const COUNTER_NAMES = ["sent", "delivered", "retried", "failed", "dropped", "refused"] as const;
 function store(): void {
   publishing = false;
   const stats = sender.stats();

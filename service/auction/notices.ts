@@ -10,6 +10,7 @@
 import { auctionRules } from "@adxkit/bindings";
 import type { EventLogger } from "../events/facts.js";
 import { CallAborted, type HttpClient } from "./http-client.js";
+import { ADDRESS_REFUSED } from "./notice-origins.js";
 
 export type NoticeKind = "win" | "billing";
 
@@ -37,6 +38,8 @@ export interface KindCounters {
   failed: number;
   /** Not called: too many notices pending (a bidder's notice endpoint is down or slow). */
   dropped: number;
+  /** Not called: the host resolved to a loopback, private or link-local address (notice-origins.ts). */
+  refused: number;
 }
 
 /** A notice URL must be absolute http(s); anything else is not called. */
@@ -50,6 +53,8 @@ export function noticeUrl(text: string): URL | undefined {
 }
 
 const retryable = (status: number) => status >= 500 || status === 429;
+/** A connection the exchange refused to open (a name resolving to a private address): never retried. */
+const isRefusal = (error: unknown) => (error as { code?: unknown } | undefined)?.code === ADDRESS_REFUSED;
 
 /** One notice until it is delivered or given up: its calls so far, and the call or retry timer it waits on. */
 interface Notice {
@@ -83,8 +88,8 @@ export class NoticeSender {
   /** Called after the counters or the pending count changed (the notice thread publishes them). */
   onChange: (() => void) | undefined;
   private readonly counters: Record<NoticeKind, KindCounters> = {
-    win: { sent: 0, delivered: 0, retried: 0, failed: 0, dropped: 0 },
-    billing: { sent: 0, delivered: 0, retried: 0, failed: 0, dropped: 0 },
+    win: { sent: 0, delivered: 0, retried: 0, failed: 0, dropped: 0, refused: 0 },
+    billing: { sent: 0, delivered: 0, retried: 0, failed: 0, dropped: 0, refused: 0 },
   };
 
   constructor(
@@ -177,6 +182,11 @@ export class NoticeSender {
       this.counters[notice.kind].delivered++;
       return this.done(notice);
     }
+    if (isRefusal(error)) {
+      this.counters[notice.kind].refused++;
+      this.logger.warn({ ...notice.context, kind: notice.kind, url: notice.url.href, error: (error as Error).message }, "notice refused");
+      return this.done(notice);
+    }
     let last: string;
     if (error === undefined) last = `HTTP ${status}`;
     else {
@@ -230,6 +240,10 @@ export class NoticeSender {
       if (body.trim() === "") return { error: "win notice returned no markup" };
       return { markup: body };
     } catch (error) {
+      if (isRefusal(error)) {
+        counters.refused++;
+        return { error: `win notice refused: ${(error as Error).message}` };
+      }
       counters.failed++;
       return { error: error instanceof CallAborted ? error.message : `win notice failed: ${(error as Error).message}` };
     } finally {

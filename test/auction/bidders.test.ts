@@ -16,10 +16,12 @@ describe("bidders file", () => {
     const path = await file(JSON.stringify([
       { id: "dsp-1", endpoint: "http://127.0.0.1:9001/bid", seat: "seat-1" },
       { id: "dsp-2", endpoint: "https://dsp.example/openrtb?x=1", seat: "s2", formats: [3, 4, 3], timeout_ms: 80, max_cpm: 45.5 },
+      { id: "dsp-3", endpoint: "http://10.0.0.7:9001/bid", seat: "s3", notice_origins: ["HTTPS://Win.DSP.example:443/", "http://10.0.0.7:9001"], allow_private_addresses: true },
     ]));
     expect(await loadBidders(path)).toEqual([
       { id: "dsp-1", endpoint: "http://127.0.0.1:9001/bid", seat: "seat-1" },
       { id: "dsp-2", endpoint: "https://dsp.example/openrtb?x=1", seat: "s2", formats: [3, 4], timeout_ms: 80, max_cpm: 45.5 },
+      { id: "dsp-3", endpoint: "http://10.0.0.7:9001/bid", seat: "s3", notice_origins: ["https://win.dsp.example", "http://10.0.0.7:9001"], allow_private_addresses: true },
     ]);
   });
 
@@ -40,6 +42,11 @@ describe("bidders file", () => {
     ["max_cpm zero", [{ id: "a", endpoint: "http://a/bid", seat: "s", max_cpm: 0 }], "[0].max_cpm: must be a positive number"],
     ["max_cpm past safe micro-units", [{ id: "a", endpoint: "http://a/bid", seat: "s", max_cpm: 1e10 }], "[0].max_cpm: must be a positive number (CPM) of at most 9007199254"],
     ["max_cpm as text", [{ id: "a", endpoint: "http://a/bid", seat: "s", max_cpm: "20" }], "[0].max_cpm: must be a positive number"],
+    ["notice_origins empty", [{ id: "a", endpoint: "http://a/bid", seat: "s", notice_origins: [] }], "[0].notice_origins: must be a non-empty array of origins"],
+    ["a notice origin with a path", [{ id: "a", endpoint: "http://a/bid", seat: "s", notice_origins: ["https://win.a/notices"] }], '[0].notice_origins[0]: "https://win.a/notices" is not an http(s) origin'],
+    ["a notice origin with credentials", [{ id: "a", endpoint: "http://a/bid", seat: "s", notice_origins: ["https://u:p@win.a"] }], "[0].notice_origins[0]"],
+    ["a notice origin not http", [{ id: "a", endpoint: "http://a/bid", seat: "s", notice_origins: ["file:///etc"] }], "[0].notice_origins[0]"],
+    ["allow_private_addresses as text", [{ id: "a", endpoint: "http://a/bid", seat: "s", allow_private_addresses: "yes" }], "[0].allow_private_addresses: must be true or false"],
   ])("%s", (_name, value, message) => {
     expect(() => parseBidders(value, "bidders.json")).toThrow(BidderConfigError);
     expect(() => parseBidders(value, "bidders.json")).toThrow(message);

@@ -35,8 +35,8 @@ export interface FakeBidder {
   /** Query strings of the win and billing notices received. */
   wins: Record<string, string>[];
   bills: Record<string, string>[];
-  /** Set what GET /win answers: status and body (the markup of a bid without adm). */
-  winAnswer: { status: number; body?: string; delayMs?: number };
+  /** Set what GET /win answers: status, headers and body (the markup of a bid without adm). */
+  winAnswer: { status: number; body?: string; delayMs?: number; headers?: Record<string, string> };
   /** Set what GET /bill answers. */
   billAnswer: { status: number };
   behave(behaviour: FakeBehaviour): void;
@@ -76,6 +76,7 @@ export async function startFakeBidder(behaviour: FakeBehaviour = () => ({ status
     fake.wins.push({ ...(request.query as Record<string, string>) });
     if (fake.winAnswer!.delayMs) await sleep(fake.winAnswer!.delayMs);
     reply.code(fake.winAnswer!.status);
+    if (fake.winAnswer!.headers) reply.headers(fake.winAnswer!.headers);
     return fake.winAnswer!.body === undefined ? reply.send() : reply.type("text/plain").send(fake.winAnswer!.body);
   });
   app.get("/bill", async (request, reply) => {
@@ -148,11 +149,19 @@ export interface TestExchange {
 /** The public URL the test exchanges write in their burl; `get` maps it onto the listening address. */
 export const PUBLIC_URL = "http://exchange.test";
 
-/** Builds and starts an exchange on 127.0.0.1:0 with the given bidders. */
+/**
+ * The bidders as a test's bidders file must say them: every fake bidder listens on 127.0.0.1,
+ * so its notices need allow_private_addresses (unless the test sets it itself).
+ */
+export function onLoopback(bidders: BidderConfig[]): BidderConfig[] {
+  return bidders.map((bidder) => ({ allow_private_addresses: true, ...bidder }));
+}
+
+/** Builds and starts an exchange on 127.0.0.1:0 with the given bidders (onLoopback). */
 export async function startExchange(bidders: BidderConfig[], options: Partial<ExchangeOptions> = {}): Promise<TestExchange> {
   const app = Fastify({ logger: false });
   const sink = memorySink();
-  const handle = registerExchange(app, { bidders, sink, billingKeys: BILLING_KEYS, publicUrl: PUBLIC_URL, flushMs: 50, ...options });
+  const handle = registerExchange(app, { bidders: onLoopback(bidders), sink, billingKeys: BILLING_KEYS, publicUrl: PUBLIC_URL, flushMs: 50, ...options });
   await app.listen({ port: 0, host: "127.0.0.1" });
   const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
   const dispatcher = new Pool(url, { connections: 16 });

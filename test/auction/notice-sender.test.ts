@@ -58,8 +58,8 @@ describe("notice sender", () => {
     sender.send("billing", "http://dsp.example/bill?2", { auction: "a3" }); // reset, then 204
     await until(() => sender.pending === 0);
     expect(sender.stats()).toEqual({
-      win: { sent: 1, delivered: 1, retried: 2, failed: 0, dropped: 0 },
-      billing: { sent: 2, delivered: 1, retried: 1, failed: 1, dropped: 0 },
+      win: { sent: 1, delivered: 1, retried: 2, failed: 0, dropped: 0, refused: 0 },
+      billing: { sent: 2, delivered: 1, retried: 1, failed: 1, dropped: 0, refused: 0 },
       pending: 0,
     });
     expect(log.warnings).toEqual([{ obj: { auction: "a2", kind: "billing", url: "http://dsp.example/bill", error: "HTTP 404" }, msg: "notice failed" }]);
@@ -83,7 +83,7 @@ describe("notice sender", () => {
     sender.send("win", "/relative", {});
     for (let i = 0; i < 5; i++) sender.send("win", `http://dsp.example/win?${i}`, {});
     expect(calls).toHaveLength(2);
-    expect(sender.stats().win).toEqual({ sent: 7, delivered: 0, retried: 0, failed: 2, dropped: 3 });
+    expect(sender.stats().win).toEqual({ sent: 7, delivered: 0, retried: 0, failed: 2, dropped: 3, refused: 0 });
     await sender.close(10);
   });
 

@@ -54,7 +54,7 @@ describe("notice thread", () => {
       expect(thread.stats().pending).toBe(201);
       await waitFor(() => thread.stats().pending === 0, 10_000, "notices done");
       const stats = thread.stats();
-      expect(stats.win).toEqual({ sent: 200, delivered: 200, retried: 0, failed: 0, dropped: 0 });
+      expect(stats.win).toEqual({ sent: 200, delivered: 200, retried: 0, failed: 0, dropped: 0, refused: 0 });
       expect(stats.billing).toMatchObject({ sent: 1, delivered: 1 });
       expect(bidder.wins.length - before).toBe(200);
       expect(new Set(bidder.wins.slice(before).map((w) => w.n)).size).toBe(200);

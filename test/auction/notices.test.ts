@@ -65,11 +65,12 @@ describe.each([{ noticeThread: false }, { noticeThread: true }])("notices sent w
       await waitFor(() => ex.handle.stats().notices.win.failed >= 1, 2000, "failed notice counted");
     });
 
-    test("a nurl that is not an absolute http(s) URL is not called, and the bid still wins", async () => {
-      const failed = ex.handle.stats().notices.win.failed;
+    test("a nurl that is not an http(s) URL on the bidder's origin is never called: the bid is rejected and the other wins", async () => {
+      const rejected = () => ex.handle.stats().bidders["dsp-a"].rejections["notice-url-not-allowed"] ?? 0;
+      const before = rejected();
       const { won } = await win({ nurl: "javascript:alert(1)" });
-      expect(won.price).toBe(1.51);
-      await waitFor(() => ex.handle.stats().notices.win.failed === failed + 1, 2000, "failed notice counted");
+      expect(won.price).toBe(0.51); // dsp-b's 1.50 alone, over the 0.50 floor
+      expect(rejected()).toBe(before + 1);
     });
 
     test("a bid without adm serves the body of its nurl, macros replaced", async () => {

@@ -79,7 +79,7 @@ describe.skipIf(!BUILT)(`kill -9 of adxkit serve under load${BUILT ? "" : " — 
 
   beforeAll(async () => {
     bidder = await startBidder({ id: BIDDER, seat: "seat-crash", price: [1, 3], fill: 1, latency: [0, 3], seed: 7 });
-    writeFileSync(biddersFile, JSON.stringify([{ id: BIDDER, endpoint: bidder.endpoint, seat: "seat-crash" }]));
+    writeFileSync(biddersFile, JSON.stringify([{ id: BIDDER, endpoint: bidder.endpoint, seat: "seat-crash", allow_private_addresses: true }]));
     supplyAccount = createAccount(db, ["--side", "supply", "--publisher-id", PUBLISHER]);
     demandAccount = createAccount(db, ["--side", "demand", "--bidder-id", BIDDER]);
   });

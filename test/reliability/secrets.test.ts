@@ -45,7 +45,7 @@ describe("secrets never reach the log", () => {
       store,
       logger: { level: "debug", stream },
       extend: (instance) => {
-        registerExchange(instance, { bidders: [{ id: "dsp-1", endpoint: bidder.endpoint, seat: "seat-1" }], sink: store, billingKeys: new SealKeyRing([sealKey("log-test")]), publicUrl: "http://127.0.0.1" });
+        registerExchange(instance, { bidders: [{ id: "dsp-1", endpoint: bidder.endpoint, seat: "seat-1", allow_private_addresses: true }], sink: store, billingKeys: new SealKeyRing([sealKey("log-test")]), publicUrl: "http://127.0.0.1" });
       },
     });
   });

@@ -51,7 +51,7 @@ describe.skipIf(reason !== undefined || !BUILT)(
     beforeAll(async () => {
       bidders.push(await startBidder({ id: BIDDER_IDS[0], seat: "seat-a", fill: 1, seed: 11 }), await startBidder({ id: BIDDER_IDS[1], seat: "seat-b", fill: 1, seed: 22 }));
       const biddersFile = join(dir, "bidders.json");
-      writeFileSync(biddersFile, JSON.stringify(bidders.map((b, i) => ({ id: BIDDER_IDS[i], endpoint: b.endpoint, seat: `seat-${"ab"[i]}`, timeout_ms: 800 }))));
+      writeFileSync(biddersFile, JSON.stringify(bidders.map((b, i) => ({ id: BIDDER_IDS[i], endpoint: b.endpoint, seat: `seat-${"ab"[i]}`, timeout_ms: 800, allow_private_addresses: true }))));
       const env = { ...process.env, ADXKIT_BILLING_SECRET: `two-nodes-${randomBytes(16).toString("hex")}` };
       const common = ["--store", "clickhouse", "--clickhouse-url", clickhouseUrl, "--bidders", biddersFile];
       // One after the other: the first creates the database and runs the migrations.

@@ -88,7 +88,8 @@ export function configure(command: Command): void {
         bidders.push(await startBidder({ id: `dsp-${i + 1}`, seat: `seat-${i + 1}`, price: price as [number, number], fill: 0.8, latency: [2, 15], seed: i + 1 }));
       }
       const biddersFile = join(sideFolder, "demo-bidders.json");
-      writeFileSync(biddersFile, JSON.stringify(bidders.map((b, i) => ({ id: `dsp-${i + 1}`, endpoint: b.endpoint, seat: `seat-${i + 1}` })), null, 2));
+      // The reference bidders listen on 127.0.0.1: their win and billing notices need allow_private_addresses.
+      writeFileSync(biddersFile, JSON.stringify(bidders.map((b, i) => ({ id: `dsp-${i + 1}`, endpoint: b.endpoint, seat: `seat-${i + 1}`, allow_private_addresses: true })), null, 2));
       const server = await startServer({ db, store, port: Number(options.port), biddersFile, logLevel: "warn" });
       const rate = Number(options.rate);
       const stopTraffic = rate > 0 ? startTraffic(server.url, Math.max(1, Math.round(1000 / rate)), credentials.supply.publisher_ids) : () => {};

@@ -19,7 +19,7 @@ export function configure(command: Command): void {
     .option("--db <path>", "DuckDB file of the embedded store (:memory: works)", "./data/adxkit.duckdb")
     .option("--host <host>", "address to listen on", "127.0.0.1")
     .option("--port <port>", "port to listen on (0 picks one)", "8080")
-    .option("--bidders <file>", "JSON array of bidders [{id, endpoint, seat, formats?, timeout_ms?, max_cpm?}]; enables the exchange")
+    .option("--bidders <file>", "JSON array of bidders [{id, endpoint, seat, formats?, timeout_ms?, max_cpm?, notice_origins?, allow_private_addresses?}]; enables the exchange")
     .option("--max-cpm <cpm>", `highest bid price the exchange takes, CPM (a bidder's max_cpm overrides it; default ${auctionRules.maxBidCpm})`)
     .option("--public-url <url>", "base address devices use to reach this server (billing URLs); default http://HOST:PORT")
     .option("--spool <dir>", "write-ahead spool of the exchange: auctions and billing calls survive a crash (default: spool/ beside --db; none for :memory:)")
