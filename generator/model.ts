@@ -5,7 +5,13 @@
 import { createHash } from "node:crypto";
 import { SpecError, type LoadedSpec } from "./load.js";
 import { implementedRules } from "@adxkit/bindings/runtime";
+import { basesOf, mergeFields, ownFields, type FieldModel, type SchemaIndex } from "./fields.js";
 import { pascal } from "./names.js";
+
+import { componentize, componentsOf, operationsOf, serversOf, type ComponentModel, type OperationModel, type ServerModel } from "./operations.js";
+
+export type { FieldModel } from "./fields.js";
+export type { ComponentModel, OperationModel, ParameterModel, ResponseModel, ServerModel } from "./operations.js";
 
 export interface CodelistValue {
   code: number | string;
@@ -30,19 +36,6 @@ export interface CodelistModel {
   values: CodelistValue[];
 }
 
-export interface FieldModel {
-  name: string;
-  type: string;
-  description: string;
-  required: boolean;
-  recommended: boolean;
-  default?: unknown;
-  codelist?: string;
-  /** Title of the schema this field refers to (an object or array of objects). */
-  ref?: string;
-  constraints: string[];
-  rule?: string;
-}
 
 export interface RuleModel {
   id: string;
@@ -56,6 +49,9 @@ export interface SchemaModel {
   title: string;
   description: string;
   schema: Record<string, any>;
+  /** Ids of the objects this one extends (`allOf` / top-level `$ref`); their fields are in `fields` too. */
+  bases: string[];
+  /** Every field, inherited ones included, each followed by the rows of the inline objects below it. */
   fields: FieldModel[];
   rules: RuleModel[];
   choices: string[];
@@ -107,42 +103,9 @@ export interface ErrorsModel {
   precedence: number[];
   validationRules: { id: string; description: string; keywords: string[] }[];
   namedRules: NamedRuleModel[];
+  /** Rule ids that lenient mode reports as warnings: the `codelist` kind and the named rules of severity codelist / lenient-warning. */
+  lenientRules: string[];
   auctionRejections: { id: string; description: string }[];
-}
-
-export interface ParameterModel {
-  name: string;
-  in: "query" | "header" | "path" | "cookie";
-  /** Name of the payload field a query parameter fills (`metrics[]` → `metrics`). */
-  field: string;
-  required: boolean;
-  array: boolean;
-  integer: boolean;
-  description: string;
-  schema: Record<string, any>;
-  /** A credential or token (`x-adxkit-secret: true`): never logged, never shown. */
-  secret: boolean;
-}
-
-export interface OperationModel {
-  operationId: string;
-  method: string;
-  path: string;
-  summary: string;
-  description: string;
-  /** The stub plugin this operation belongs to (its first tag). */
-  tag: string;
-  /** Where the payload comes from: the JSON body or the query string. */
-  payload: "body" | "query" | "none";
-  /** Largest request body in bytes (`x-adxkit-body-limit`); the server's default when absent. */
-  bodyLimit?: number;
-  /** Validator kind of the payload (an `x-validator` of spec/schemas). */
-  payloadKind?: string;
-  parameters: ParameterModel[];
-  /** Credentials: where x-userid and x-authorization are read from, when the operation is secured. */
-  credentialsIn?: "query" | "header";
-  responses: { status: string; description: string }[];
-  extensions: Record<string, unknown>;
 }
 
 export interface ApiModel {
@@ -150,10 +113,20 @@ export interface ApiModel {
   specPath: string;
   title: string;
   description: string;
+  /** The interface's letter in the interface document (A, B, C), written at the end of its title. */
+  letter?: string;
   version: string;
+  /** `info.x-adxkit-choice`: what adxkit chose where the interface document is silent. */
+  choice?: string;
+  servers: ServerModel[];
+  /** The self-contained document (spec/schemas files moved into components.schemas). */
   document: Record<string, any>;
   operations: OperationModel[];
   webhooks: OperationModel[];
+  /** Response bodies the document declares itself (not spec/schemas files). */
+  components: ComponentModel[];
+  /** The substitution macros the document declares (`components.x-macros`). */
+  macros: MacroModel[];
 }
 
 /** A substitution macro of part 2.7 (spec/openapi/bidding.yaml, components.x-macros). */
@@ -236,6 +209,7 @@ export function buildModel(spec: LoadedSpec): Model {
   const limits: Record<string, unknown> = spec.errors.data?.["report-limits"] ?? {};
 
   const byFile = new Map(spec.schemas.map((s) => [s.file, s]));
+  const index = schemaIndex(spec.schemas.map((s) => ({ id: kebab(s.file), title: s.data?.title })));
   const schemas = spec.schemas.map((file): SchemaModel => {
     const schema = file.data;
     const where = file.specPath;
@@ -272,7 +246,8 @@ export function buildModel(spec: LoadedSpec): Model {
       title: schema.title,
       description: schema.description ?? "",
       schema,
-      fields: describeFields(schema, byFile),
+      bases: basesOf(schema, index),
+      fields: [],
       rules,
       choices: collectChoices(schema),
       examples: spec.examples
@@ -280,6 +255,8 @@ export function buildModel(spec: LoadedSpec): Model {
         .map((e) => ({ name: e.file.replace(/\.json$/, ""), value: e.data })),
     };
   });
+
+  resolveFields(schemas, index);
 
   const schemaIds = new Set(spec.schemas.map((s) => kebab(s.file)));
   for (const e of spec.examples) {
@@ -324,21 +301,26 @@ export function buildModel(spec: LoadedSpec): Model {
 
   const apis = spec.openapi.map((file): ApiModel => {
     const doc = componentize(file.data, schemas);
+    const title: string = doc.info?.title ?? file.file;
+    const letter = /\(([A-Z])\)\s*$/.exec(title)?.[1];
     return {
       id: kebab(file.file),
       specPath: file.specPath,
-      title: doc.info?.title ?? file.file,
+      title,
       description: doc.info?.description ?? "",
+      ...(letter ? { letter } : {}),
       version: doc.info?.version ?? "",
+      ...(typeof doc.info?.["x-adxkit-choice"] === "string" ? { choice: doc.info["x-adxkit-choice"] } : {}),
+      servers: serversOf(doc.servers),
       document: doc,
-      operations: operationsOf(doc.paths ?? {}, doc.components?.securitySchemes),
-      webhooks: operationsOf(doc.webhooks ?? {}),
+      operations: operationsOf(doc.paths ?? {}, index, { securitySchemes: doc.components?.securitySchemes }),
+      webhooks: operationsOf(doc.webhooks ?? {}, index, { webhook: true }),
+      components: componentsOf(doc, index),
+      macros: macrosOf(file.data),
     };
   });
 
-  const macros: MacroModel[] = spec.openapi
-    .flatMap((file) => file.data.components?.["x-macros"] ?? [])
-    .map((m: any) => ({ macro: m.macro, field: m.field, source: m.source }));
+  const macros: MacroModel[] = spec.openapi.flatMap((file) => macrosOf(file.data));
   for (const m of macros) {
     if (!/^\$\{[A-Z_]+\}$/.test(m.macro ?? "") || typeof m.field !== "string" || typeof m.source !== "string") {
       problems.push(`openapi: x-macros entry ${JSON.stringify(m)} needs macro \${NAME}, field and source`);
@@ -410,6 +392,14 @@ function buildErrors(data: any, problems: string[]): ErrorsModel {
   for (const key of ["limit-default", "limit-max", "default-metrics", "max-range-months", "legacy-earliest-start", "max-id-length"]) {
     if (limits[key] === undefined) problems.push(`errors.yaml: report-limits.${key} is missing`);
   }
+  const namedRules: NamedRuleModel[] = rules
+    .filter((r) => !Array.isArray(r.keywords))
+    .map((r) => ({
+      id: r.id,
+      description: r.description ?? "",
+      severity: r.severity === "codelist" || r.severity === "lenient-warning" ? "lenient-warning" : "error",
+      appliesTo: r["applies-to"] ?? [],
+    }));
   return {
     reportStatus,
     reportLimits: {
@@ -422,53 +412,10 @@ function buildErrors(data: any, problems: string[]): ErrorsModel {
     },
     precedence: data?.["report-status-precedence"] ?? [],
     validationRules: rules.filter((r) => Array.isArray(r.keywords)).map((k) => ({ id: k.id, description: k.description ?? "", keywords: k.keywords })),
-    namedRules: rules
-      .filter((r) => !Array.isArray(r.keywords))
-      .map((r) => ({
-        id: r.id,
-        description: r.description ?? "",
-        severity: r.severity === "codelist" || r.severity === "lenient-warning" ? "lenient-warning" : "error",
-        appliesTo: r["applies-to"] ?? [],
-      })),
+    namedRules,
+    lenientRules: ["codelist", ...namedRules.filter((r) => r.severity === "lenient-warning").map((r) => r.id)].sort(),
     auctionRejections: (data?.["auction-rejections"] ?? []).map((r: any) => ({ id: r.id, description: r.description ?? "" })),
   };
-}
-
-/**
- * The OpenAPI document with every spec/schemas file it reaches moved into
- * components.schemas under its title, and every file $ref rewritten to point there: one
- * self-contained document whose types and docs name objects as the spec does.
- */
-function componentize(raw: Record<string, any>, schemas: SchemaModel[]): Record<string, any> {
-  const byFile = new Map(schemas.map((s) => [`${s.id}.yaml`, s]));
-  const used = new Map<string, SchemaModel>();
-  const rewrite = (node: any): any => {
-    if (Array.isArray(node)) return node.map(rewrite);
-    if (!node || typeof node !== "object") return node;
-    const out: Record<string, any> = {};
-    for (const [key, value] of Object.entries(node)) {
-      if (key === "$ref" && typeof value === "string" && !value.startsWith("#")) {
-        const file = value.replace(/^(\.\.\/schemas\/|\.\/)/, "");
-        const target = byFile.get(file);
-        if (target) {
-          if (!used.has(target.id)) {
-            used.set(target.id, target);
-            used.set(target.id, { ...target, schema: rewrite(target.schema) });
-          }
-          out.$ref = `#/components/schemas/${target.title}`;
-          continue;
-        }
-      }
-      if (key === "$id" || key === "$schema") continue;
-      out[key] = rewrite(value);
-    }
-    return out;
-  };
-  const doc = rewrite(raw);
-  const components = { ...(doc.components ?? {}) };
-  const reached = [...used.values()].sort((a, b) => a.title.localeCompare(b.title));
-  components.schemas = { ...Object.fromEntries(reached.map((s) => [s.title, s.schema])), ...(components.schemas ?? {}) };
-  return { ...doc, components };
 }
 
 /** Calls `visit` on every schema node, depth first, with a JSON Pointer-ish location. */
@@ -504,106 +451,32 @@ function collectChoices(schema: any): string[] {
   return out;
 }
 
-function typeOf(node: any, byFile: Map<string, any>): { type: string; ref?: string } {
-  if (!node || typeof node !== "object") return { type: node === false ? "never" : "any" };
-  if (typeof node.$ref === "string") {
-    const target = byFile.get(node.$ref)?.data;
-    return { type: "object", ref: target?.title };
+const macrosOf = (document: Record<string, any>): MacroModel[] =>
+  (document.components?.["x-macros"] ?? []).map((m: any) => ({ macro: m.macro, field: m.field, source: m.source }));
+
+/** Finds spec/schemas objects by a `$ref` to their file (`imp.yaml`) or to their component (`#/components/schemas/Imp`). */
+function schemaIndex(objects: { id: string; title: string }[]): SchemaIndex {
+  const byRef = new Map<string, { id: string; title: string }>();
+  for (const o of objects) {
+    byRef.set(`${o.id}.yaml`, o);
+    byRef.set(`#/components/schemas/${o.title}`, o);
   }
-  if (node.type === "array") {
-    const item = typeOf(node.items, byFile);
-    return { type: `array of ${item.ref ?? item.type}`, ref: item.ref };
-  }
-  if (Array.isArray(node.type)) return { type: node.type.join(" | ") };
-  if (node.type) return { type: node.type };
-  if (node.not) return { type: "not allowed" };
-  return { type: "any" };
+  return { resolve: (ref) => byRef.get(ref.replace(/^(\.\.\/schemas\/|\.\/)/, "")) };
 }
 
-function constraintsOf(node: any): string[] {
-  const out: string[] = [];
-  const target = node?.type === "array" ? node.items ?? {} : node ?? {};
-  const add = (n: any, prefix: string) => {
-    if (n.minimum !== undefined) out.push(`${prefix}≥ ${n.minimum}`);
-    if (n.maximum !== undefined) out.push(`${prefix}≤ ${n.maximum}`);
-    if (n.exclusiveMinimum !== undefined) out.push(`${prefix}> ${n.exclusiveMinimum}`);
-    if (n.minLength !== undefined) out.push(`${prefix}length ≥ ${n.minLength}`);
-    if (n.maxLength !== undefined) out.push(`${prefix}length ≤ ${n.maxLength}`);
-    if (n.pattern !== undefined) out.push(`${prefix}pattern ${n.pattern}`);
-    if (n.format !== undefined) out.push(`${prefix}format ${n.format}`);
-    if (Array.isArray(n.enum)) out.push(`${prefix}one of ${n.enum.map((v: unknown) => JSON.stringify(v)).join(", ")}`);
+/** Fills each schema's `fields`: its own, merged over those of its bases (base order first). */
+function resolveFields(schemas: SchemaModel[], index: SchemaIndex): void {
+  const byId = new Map(schemas.map((s) => [s.id, s]));
+  const describe = (id: string) => byId.get(id)?.description ?? "";
+  const done = new Map<string, FieldModel[]>();
+  const fieldsOf = (id: string, seen: Set<string>): FieldModel[] => {
+    if (done.has(id)) return done.get(id)!;
+    if (seen.has(id)) return [];
+    seen.add(id);
+    const s = byId.get(id)!;
+    const fields = mergeFields(ownFields(s.schema, s.id, index, describe), s.bases.flatMap((b) => fieldsOf(b, seen)));
+    done.set(id, fields);
+    return fields;
   };
-  if (node?.type === "array") {
-    if (node.minItems !== undefined) out.push(`at least ${node.minItems} item(s)`);
-    if (node.maxItems !== undefined) out.push(`at most ${node.maxItems} item(s)`);
-    if (node.uniqueItems) out.push("items unique");
-    add(target, "each ");
-  } else add(target, "");
-  return out;
-}
-
-function describeFields(schema: any, byFile: Map<string, any>): FieldModel[] {
-  const required = new Set<string>(schema.required ?? []);
-  return Object.entries<any>(schema.properties ?? {}).map(([name, node]) => {
-    const { type, ref } = typeOf(node, byFile);
-    const target = node?.type === "array" ? node.items ?? {} : node ?? {};
-    const refDescription = typeof node?.$ref === "string" ? byFile.get(node.$ref)?.data?.description : undefined;
-    return {
-      name,
-      type,
-      description: node?.description ?? refDescription ?? "",
-      required: required.has(name),
-      recommended: node?.["x-recommended"] === true,
-      default: node?.default,
-      codelist: node?.["x-codelist"] ?? target?.["x-codelist"],
-      ref,
-      constraints: constraintsOf(node),
-      rule: node?.["x-rule"] ?? target?.["x-rule"],
-    };
-  });
-}
-
-function operationsOf(paths: Record<string, any>, securitySchemes: Record<string, any> = {}): OperationModel[] {
-  const out: OperationModel[] = [];
-  for (const [path, item] of Object.entries(paths)) {
-    for (const method of ["get", "post", "put", "delete", "patch"]) {
-      const op = item?.[method];
-      if (!op) continue;
-      const parameters: ParameterModel[] = (op.parameters ?? []).map((p: any) => {
-        const schema = p.schema ?? {};
-        const array = schema.type === "array";
-        const scalar = array ? schema.items ?? {} : schema;
-        return {
-          name: p.name,
-          in: p.in,
-          field: String(p.name).replace(/\[\]$/, ""),
-          required: p.required === true,
-          array,
-          integer: scalar.type === "integer",
-          description: p.description ?? "",
-          schema,
-          secret: p["x-adxkit-secret"] === true,
-        };
-      });
-      const schemeNames = Object.keys(op.security?.[0] ?? {});
-      const credentialsIn = schemeNames.map((n) => securitySchemes[n]?.in).find((where) => where === "query" || where === "header");
-      const extensions = Object.fromEntries(Object.entries(op).filter(([k]) => k.startsWith("x-")));
-      out.push({
-        operationId: op.operationId ?? `${method}${pascal(path.replace(/[^a-z0-9]+/gi, "-"))}`,
-        method: method.toUpperCase(),
-        path,
-        summary: op.summary ?? "",
-        description: op.description ?? "",
-        tag: op.tags?.[0] ?? "default",
-        payload: op["x-adxkit-payload"] ?? (op.requestBody ? "body" : "none"),
-        bodyLimit: op["x-adxkit-body-limit"],
-        payloadKind: op["x-adxkit-payload-kind"],
-        parameters,
-        credentialsIn,
-        responses: Object.entries<any>(op.responses ?? {}).map(([status, r]) => ({ status, description: r?.description ?? "" })),
-        extensions,
-      });
-    }
-  }
-  return out;
+  for (const s of schemas) s.fields = fieldsOf(s.id, new Set());
 }

@@ -8,7 +8,7 @@ import Handlebars from "handlebars";
 
 export type Render = (template: string, view: Record<string, unknown>) => string;
 
-/** Loads templates/<target>/*.hbs and templates/partials/*.hbs and returns a renderer. */
+/** Loads templates/<target>/*.hbs, templates/partials/*.hbs and templates/<target>/partials/*.hbs and returns a renderer. */
 export async function loadTemplates(templatesDir: string): Promise<{ render: Render; files: { path: string; text: string }[] }> {
   const hbs = Handlebars.create();
   hbs.registerHelper("json", (value: unknown) => JSON.stringify(value));
@@ -26,6 +26,15 @@ export async function loadTemplates(templatesDir: string): Promise<{ render: Ren
       files.push({ path: id, text });
       if (target === "partials") hbs.registerPartial(name.replace(/\.hbs$/, ""), text);
       else compiled.set(id, hbs.compile(text, { strict: true, noEscape: true }));
+    }
+    // A target's own partials: templates/<target>/partials/<name>.hbs is `{{> <target>/<name>}}`.
+    const own = join(templatesDir, target, "partials");
+    const names = await readdir(own).catch(() => [] as string[]);
+    for (const name of names.filter((n) => n.endsWith(".hbs")).sort()) {
+      const text = await readFile(join(own, name), "utf8");
+      const id = `${target}/${name.replace(/\.hbs$/, "")}`;
+      files.push({ path: `${target}/partials/${name.replace(/\.hbs$/, "")}`, text });
+      hbs.registerPartial(id, text);
     }
   }
   const render: Render = (template, view) => {

@@ -104,7 +104,7 @@ export function emitValidators(model: Model, render: Render): GeneratedFile[] {
 
   const keywordRules: Record<string, string> = {};
   for (const rule of model.errors.validationRules) for (const keyword of rule.keywords) keywordRules[keyword] = rule.id;
-  const lenientRules = ["codelist", ...model.errors.namedRules.filter((r) => r.severity === "lenient-warning").map((r) => r.id)].sort();
+  const { lenientRules } = model.errors;
 
   const view = {
     validators: model.validators.map((v) => ({ ...v, exportName: exportName(v.kind) })),

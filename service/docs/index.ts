@@ -35,6 +35,9 @@ export const contentTypes: Readonly<Record<string, string>> = {
  */
 const CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'self'";
 
+/** Methods the console may ask about. */
+const CONSOLE_METHODS = new Set(["GET", "POST", "PUT", "DELETE", "PATCH"]);
+
 /** Default site folder: generated/docs beside the package's spec/ (in source and in the installed package). */
 export function defaultDocsRoot(): string {
   return join(packageRoot(), "generated", "docs");
@@ -85,6 +88,16 @@ export async function registerDocs(app: FastifyInstance, options: DocsOptions = 
       throw error;
     }
   };
+
+  // The console of the operation pages asks whether this server serves an operation before it
+  // offers to send it; only `adxkit serve` answers this, a static copy of the site does not.
+  app.get(`${prefix}/console.json`, async (request: FastifyRequest<{ Querystring: Record<string, unknown> }>, reply) => {
+    const method = typeof request.query.method === "string" ? request.query.method.toUpperCase() : "";
+    const path = typeof request.query.path === "string" ? request.query.path : "";
+    const known = CONSOLE_METHODS.has(method) && /^\/[\w./-]{0,200}$/.test(path);
+    const available = known && request.server.hasRoute({ method: method as "GET", url: path });
+    return reply.header("cache-control", "no-store").header("x-content-type-options", "nosniff").send({ server: "adxkit", available });
+  });
 
   // `/docs` redirects to `/docs/`: the pages' links are relative to the folder.
   app.get(prefix, async (_request, reply) => reply.redirect(`${prefix}/`, 301));

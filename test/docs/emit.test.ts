@@ -98,7 +98,13 @@ describe("docs site: links", () => {
     }
     expect(external).toEqual([]);
     expect(site.files.get("style.css")).not.toMatch(/@import|url\(/);
-    expect(site.files.get("site.js")).not.toMatch(/https?:\/\/|fetch\(|XMLHttpRequest|sendBeacon/);
+    const script = site.files.get("site.js")!;
+    expect(script).not.toMatch(/https?:\/\/|XMLHttpRequest|sendBeacon|WebSocket|EventSource|importScripts|\beval\(|new Function/);
+    // The console's only requests: the probe beside the pages, the operation on this origin, and
+    // a billing URL only when it is on this origin.
+    expect([...script.matchAll(/fetch\(([^,)]*)/g)].map((m) => m[1])).toEqual(["probe", "url.href", "target.href"]);
+    expect(script).toContain("var url = new URL(path, window.location.origin);");
+    expect(script).toMatch(/if \(target\.origin !== window\.location\.origin\) \{[^}]*return;/);
   });
 
   it("the object pages form a tree: BidRequest → imp → video → companionad, with breadcrumbs back", () => {
@@ -159,24 +165,25 @@ describe("docs site: content", () => {
     expect(files.get("interfaces/demand-report.html")).not.toContain("the old account request start date");
   });
 
-  it("each operation shows method, path, parameters or body fields, responses and an example", () => {
+  it("each operation has a page with method, path, parameters or body fields and responses, listed on its interface page", () => {
     const { model, files } = site;
     for (const api of model.apis) {
-      const page = files.get(`interfaces/${api.id}.html`)!;
-      for (const op of api.operations) {
-        expect(page, op.operationId).toContain(`id="op-${op.operationId}"`);
-        expect(page, op.operationId).toContain(`<span class="method">${op.method}</span> <code>${op.path}</code>`);
-        for (const r of op.responses) expect(page, `${op.operationId} ${r.status}`).toContain(`<code>${r.status}</code>`);
+      const overview = files.get(`interfaces/${api.id}.html`)!;
+      for (const op of [...api.operations, ...api.webhooks]) {
+        const path = `interfaces/${api.id}/${op.operationId.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}.html`;
+        const page = files.get(path);
+        expect(page, path).toBeDefined();
+        expect(overview, op.operationId).toMatch(new RegExp(`<li id="op-${op.operationId}"><a href="\\.\\./interfaces/${api.id}/[a-z-]+\\.html">`));
+        if (!op.webhook) expect(page, op.operationId).toContain(`<span class="verb verb-${op.method.toLowerCase()}">${op.method}</span> <code class="op-path">${op.path}</code>`);
+        for (const r of op.responses) expect(page, `${op.operationId} ${r.status}`).toContain(`<th scope="row"><code>${r.status}</code></th>`);
+        for (const p of op.parameters) expect(page, `${op.operationId} ${p.name}`).toContain(`<code>${p.name}</code>`);
       }
     }
-    const demand = files.get("interfaces/demand-report.html")!;
-    expect(demand).toMatch(/<code>metrics\[\]<\/code>/);
-    // The GET example is spec/examples/demand-report-request/*, written as a query string.
-    expect(demand).toMatch(/GET \/api\/report\/demand_report_v2\?[^<]*start=\d{4}-\d{2}-\d{2}T\d{2}%3A\d{2}%3A\d{2}/);
-    expect(demand).toContain("Envelope: <a");
-    expect(demand).toContain("Rows: <a");
+    const demand = files.get("interfaces/demand-report/get-demand-report.html")!;
+    expect(demand).toContain('id="response-body"');
+    expect(demand).toMatch(/Rows: <a href="\.\.\/\.\.\/objects\/demand-report-row\.html">/);
     expect(demand).toMatch(/<code>status\.code<\/code>/);
-    const supply = files.get("interfaces/supply-report.html")!;
+    const supply = files.get("interfaces/supply-report/post-supply-report.html")!;
     expect(supply).toMatch(/<code>limit<\/code>.*?<code>10000<\/code>/s);
   });
 

@@ -64,6 +64,22 @@ describe("registerDocs", () => {
     expect(res.body).toContain(text);
   });
 
+  it("console.json tells the console whether this server serves an operation (it checks the app's routes)", async () => {
+    const ask = async (query: string) => {
+      const res = await app.inject({ url: `/docs/console.json?${query}` });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers["cache-control"]).toBe("no-store");
+      return res.json();
+    };
+    expect(await ask("method=GET&path=/secret")).toEqual({ server: "adxkit", available: true });
+    expect(await ask("method=get&path=/secret")).toEqual({ server: "adxkit", available: true });
+    expect(await ask("method=POST&path=/secret")).toEqual({ server: "adxkit", available: false });
+    expect(await ask("method=POST&path=/openrtb2/auction")).toEqual({ server: "adxkit", available: false });
+    for (const bad of ["method=TRACE&path=/secret", "method=GET&path=secret", "method=GET&path=/a b", "path=/secret", "method=GET"]) {
+      expect(await ask(bad), bad).toEqual({ server: "adxkit", available: false });
+    }
+  });
+
   it("serves the bytes of the file", async () => {
     const { files } = await emittedSite();
     const res = await app.inject({ url: "/docs/codelists/iab-category.html" });
