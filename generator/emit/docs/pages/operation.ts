@@ -13,6 +13,12 @@ import type { Page } from "./page.js";
 /** Extensions shown elsewhere (payload, the auction rules on the interface page, the notice's field). */
 const SHOWN_ELSEWHERE = new Set(["x-adxkit-payload", "x-adxkit-payload-kind", "x-adxkit-auction", "x-adxkit-called-at"]);
 
+/** `x-adxkit-durability` → `Durability`: the badge of an extension shown on the page. */
+const extensionLabel = (key: string) => {
+  const words = key.replace(/^x-(adxkit-)?/, "").replace(/-/g, " ");
+  return words.charAt(0).toUpperCase() + words.slice(1);
+};
+
 /** Report status codes that apply to an interface (by its letter). */
 export const statusesOf = (api: ApiModel, ctx: Ctx) => (api.letter ? ctx.site.model.errors.reportStatus.filter((s) => s.appliesTo.includes(api.letter!)) : []);
 
@@ -90,7 +96,7 @@ export function operationPage(o: SiteOperation, ctx: Ctx): Page {
     securityHtml: securityHtml(op),
     extensions: Object.entries(op.extensions)
       .filter(([k]) => !SHOWN_ELSEWHERE.has(k))
-      .map(([k, v]) => ({ key: k, valueHtml: text(typeof v === "string" ? v : JSON.stringify(v), ctx) })),
+      .map(([k, v]) => ({ key: extensionLabel(k), valueHtml: text(typeof v === "string" ? v : JSON.stringify(v), ctx) })),
     hasParameters: op.parameters.length > 0,
     // A credential the operation's security requires is required, whatever the parameter says alone.
     parametersHtml: op.parameters.length ? parametersTable(op.parameters.map((p) => (op.credentials.includes(p.name) ? { ...p, required: true } : p)), ctx) : "",
