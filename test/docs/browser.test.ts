@@ -18,7 +18,7 @@ import { registerExchange } from "../../service/auction/index.js";
 import { registerDocs } from "../../service/docs/index.js";
 import { generateSeedFacts, openStore } from "../../service/store/index.js";
 import type { ReportStore } from "../../service/store/store.js";
-import { answer, bid, BILLING_KEYS, startFakeBidder, type FakeBidder } from "../auction/helpers.js";
+import { answer, bid, BILLING_KEYS, onLoopback, startFakeBidder, type FakeBidder } from "../auction/helpers.js";
 import { freePort } from "../helpers/server-process.js";
 import { EXAMPLE_NOW, EXAMPLE_SEED } from "./report-examples.js";
 import { writeSiteToTemp } from "./site.js";
@@ -58,7 +58,7 @@ beforeAll(async () => {
     now: () => EXAMPLE_NOW,
     extend: async (instance) => {
       await registerDocs(instance, { root });
-      registerExchange(instance, { bidders: [{ id: "fake", endpoint: bidder.endpoint, seat: "seat-a" }], sink: store, billingKeys: BILLING_KEYS, publicUrl: origin, flushMs: 50 });
+      registerExchange(instance, { bidders: onLoopback([{ id: "fake", endpoint: bidder.endpoint, seat: "seat-a" }]), sink: store, billingKeys: BILLING_KEYS, publicUrl: origin, flushMs: 50 });
     },
   });
   await app.listen({ host: "127.0.0.1", port });
