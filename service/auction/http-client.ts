@@ -214,8 +214,9 @@ export class HttpClient {
       // undici's own connector; the sockets are kept so that sendNotices can cork them.
       connect: (connectOptions, callback) =>
         connect(connectOptions, (...result: buildConnector.CallbackArgs) => {
+          // A failed connect calls back with the error alone: no socket to keep.
           const socket = result[1];
-          if (socket !== null) {
+          if (socket != null) {
             this.noticeSockets.add(socket);
             socket.once("close", () => this.noticeSockets.delete(socket));
           }
