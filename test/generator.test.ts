@@ -49,7 +49,11 @@ function listFiles(root: string): string[] {
   return out.sort();
 }
 
-describe("golden output of a tiny spec (test/fixtures/generator/spec)", () => {
+// Whole generator runs, some as a child process: up to 30 s each on a busy machine, so these
+// suites have their own timeouts.
+const GENERATOR_RUNS = { timeout: 240_000 };
+
+describe("golden output of a tiny spec (test/fixtures/generator/spec)", GENERATOR_RUNS, () => {
   let result: GenerateResult;
   let out: string;
   const goldenFiles = listFiles(GOLDEN).map((file) => file.slice(0, -SUFFIX.length));
@@ -134,7 +138,7 @@ describe("golden output of a tiny spec (test/fixtures/generator/spec)", () => {
   });
 });
 
-describe("drift: generate --check on a copy of spec/, templates/ and generated/", () => {
+describe("drift: generate --check on a copy of spec/, templates/ and generated/", GENERATOR_RUNS, () => {
   let root: string;
   const paths = () => ({ spec: join(root, "spec"), templates: join(root, "templates"), out: join(root, "generated") });
   const cli = (...args: string[]) =>

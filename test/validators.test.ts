@@ -209,7 +209,8 @@ describe("code-list API", () => {
   });
 });
 
-describe("adxkit validate (CLI)", () => {
+// Each test starts the CLI (up to 6 s on a busy machine).
+describe("adxkit validate (CLI)", { timeout: 120_000 }, () => {
   const bin = join(ROOT, "bin", "adxkit.js");
   const run = (args: string[], input?: string) => {
     const result = spawnSync(process.execPath, [bin, "validate", ...args], { cwd: ROOT, input, encoding: "utf8", timeout: 60_000 });

@@ -51,7 +51,7 @@ test("facts match the auctions' counts and revenue", async () => {
   const billed = [wins[0], wins[1], wins[4], wins[4]];
   for (const w of billed) expect((await ex.get(w.burl)).status).toBe(204);
 
-  await waitFor(() => ex.handle.stats().facts.pendingKeys === 0 && ex.sink.facts.length > 0, 3000, "facts flushed");
+  await waitFor(() => ex.handle.stats().facts.pendingKeys === 0 && ex.sink.facts.length > 0, undefined, "facts flushed");
   await ex.handle.flushFacts();
   const { sink } = ex;
   const supplyBanner = { side: "supply", date_hour: HOUR, publisher_id: "pub-1", app_bundle_id: "com.example.game", placement_id: "placement-1", ad_format: 1, platform: 1, country: "FRA" };

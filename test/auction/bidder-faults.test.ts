@@ -1,11 +1,11 @@
 /**
  * Bidders that misbehave: the auction still answers by its deadline with the other bidders'
- * bids, and the fault is counted per bidder under its reason. Timing assertions only check that
- * the answer did not wait for the misbehaving bidder (margins are generous for 2-core CI).
+ * bids, and the fault is counted per bidder under its reason. No clock is read: that the answer
+ * did not wait for a late bidder shows in the answer (the late bid is the higher one).
  */
 import { createServer, type Server } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { answer, bannerRequest, bid, startExchange, startFakeBidder, type FakeBidder, type TestExchange } from "./helpers.js";
+import { answer, bannerRequest, bid, GENEROUS_TMAX, SHORT_TMAX, startExchange, startFakeBidder, type FakeBidder, type TestExchange } from "./helpers.js";
 
 let good: FakeBidder, bad: FakeBidder, ex: TestExchange, raw: Server, rawPort: number, closedPort: number;
 
@@ -39,10 +39,10 @@ const faults = (bidder: string) => ex.handle.stats().bidders[bidder].faults;
 
 /**
  * Runs an auction where `bad` misbehaves; the good bidder's bid must win. The budget is generous
- * so that the good bidder answers in time even on a loaded machine; that the auction did not wait
- * for a late or hanging bidder shows in the answer (the late bid is the higher one), not in a clock.
+ * so that the good bidder answers in time even on a loaded machine (SHORT_TMAX where the bad one
+ * never answers in time, and the auction runs to its deadline).
  */
-async function auctionWithBadBidder(tmax = 1000) {
+async function auctionWithBadBidder(tmax = GENEROUS_TMAX) {
   const res = await ex.auction(bannerRequest({ tmax }));
   expect(res.status).toBe(200);
   expect(res.body.seatbid[0].bid[0].crid).toBe("good");
@@ -54,14 +54,14 @@ describe("bidder faults are no-bids, never errors to the caller", () => {
     const before = faults("bad").timeout ?? 0;
     bad.behave((r) => ({ body: answer(r, [bid(9)]), delayMs: 5000 }));
     // The bidder's higher bid comes after 5 s; the auction closed at its deadline with the good one.
-    await auctionWithBadBidder();
+    await auctionWithBadBidder(SHORT_TMAX);
     expect(faults("bad").timeout).toBe(before + 1);
   });
 
   test("a bidder that never answers", async () => {
     const before = faults("bad").timeout ?? 0;
     bad.behave(() => ({ hang: true }));
-    await auctionWithBadBidder();
+    await auctionWithBadBidder(SHORT_TMAX);
     expect(faults("bad").timeout).toBe(before + 1);
   });
 
@@ -71,12 +71,11 @@ describe("bidder faults are no-bids, never errors to the caller", () => {
       { id: "slow", endpoint: bad.endpoint, seat: "s", timeout_ms: 30 },
     ]);
     try {
-      // Its bid would come after 5 s of a 20 s tmax; the auction closes once the good bidder has
-      // answered and the slow one's own 30 ms are spent, long before either.
+      // Its higher bid would come after 5 s, past even the longest tmax; it was told 30 ms, and
+      // its call timed out (the auction did not take its bid).
       bad.behave((r) => ({ body: answer(r, [bid(9)]), delayMs: 5000 }));
-      const res = await capped.auction(bannerRequest({ tmax: 20_000 }));
+      const res = await capped.auction(bannerRequest());
       expect(res.body.seatbid[0].bid[0].crid).toBe("good");
-      expect(res.ms).toBeLessThan(5000);
       expect(bad.requests.at(-1).tmax).toBe(30);
       expect(capped.handle.stats().bidders.slow.faults.timeout).toBe(1);
     } finally {
@@ -117,12 +116,12 @@ describe("bidder faults are no-bids, never errors to the caller", () => {
     const before = faults("bad")["malformed-response"] ?? 0;
     const huge = JSON.stringify({ id: "x", pad: "x".repeat(2 * 1024 * 1024) });
     bad.behave(() => ({ status: 200, body: huge }));
-    await auctionWithBadBidder(1000);
+    await auctionWithBadBidder();
     expect(faults("bad")["malformed-response"]).toBe(before + 1);
   });
 
   test("not HTTP at all", async () => {
-    const res = await ex.auction(bannerRequest({ tmax: 300 }, { banner: undefined, video: { mimes: ["video/mp4"] } }));
+    const res = await ex.auction(bannerRequest({}, { banner: undefined, video: { mimes: ["video/mp4"] } }));
     expect(res.status).toBe(204);
     const notHttp = faults("not-http");
     expect((notHttp["malformed-response"] ?? 0) + (notHttp["connection-error"] ?? 0)).toBeGreaterThanOrEqual(1);

@@ -3,11 +3,13 @@
  * holds the incoming bid request, each bidder's configuration, the request it should receive
  * (partial) and its mocked answer, and the expected answer of the exchange (partial, arrays
  * exact in length). Exemplary files are happy paths: no bidder fault and no rejected bid.
- * Supplemental files name the faults and rejections they expect per bidder.
+ * Supplemental files name the faults and rejections they expect per bidder. A bidder with
+ * `answersAfter` answers once the exchange has taken that other bidder's answer: an order of
+ * arrival that holds on any machine, where a delay would only make it likely.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
-import { startExchange, startFakeBidder, type FakeAction } from "./helpers.js";
+import { startExchange, startFakeBidder, waitFor, type FakeAction, type TestExchange } from "./helpers.js";
 
 interface Fixture {
   description: string;
@@ -18,6 +20,7 @@ interface Fixture {
     seat: string;
     formats?: number[];
     timeout_ms?: number;
+    answersAfter?: string;
     expectedRequest?: Record<string, unknown>;
     expectedCalls?: number;
     mockResponse: FakeAction;
@@ -37,8 +40,12 @@ function load(kind: "exemplary" | "supplemental"): [string, Fixture][] {
 }
 
 async function run(fixture: Fixture, kind: "exemplary" | "supplemental") {
-  const fakes = await Promise.all(fixture.bidders.map((b) => startFakeBidder(() => b.mockResponse)));
-  const ex = await startExchange(
+  let ex: TestExchange | undefined;
+  const answerTaken = (bidder: string) => waitFor(() => (ex?.handle.stats().bidders[bidder]?.answers ?? 0) > 0, undefined, `${bidder}'s answer`);
+  const fakes = await Promise.all(
+    fixture.bidders.map(({ answersAfter, mockResponse }) => startFakeBidder(async () => (answersAfter ? (await answerTaken(answersAfter), mockResponse) : mockResponse))),
+  );
+  ex = await startExchange(
     fixture.bidders.map((b, i) => ({ id: b.id, seat: b.seat, endpoint: fakes[i].endpoint, ...(b.formats ? { formats: b.formats } : {}), ...(b.timeout_ms ? { timeout_ms: b.timeout_ms } : {}) })),
     { lenient: fixture.lenient === true },
   );

@@ -6,6 +6,7 @@ import { SealKeyRing, sealKey } from "../../service/auction/token-seal.js";
 import { performance } from "node:perf_hooks";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { Pool } from "undici";
+import { auctionRules } from "@adxkit/bindings";
 import { registerExchange, type BidderConfig } from "../../service/auction/index.js";
 import type { ExchangeOptions } from "../../service/auction/exchange.js";
 import type { CountedBillingToken, Fact } from "../../service/events/facts.js";
@@ -35,8 +36,11 @@ export interface FakeBidder {
   /** Query strings of the win and billing notices received. */
   wins: Record<string, string>[];
   bills: Record<string, string>[];
-  /** Set what GET /win answers: status, headers and body (the markup of a bid without adm). */
-  winAnswer: { status: number; body?: string; delayMs?: number; headers?: Record<string, string> };
+  /**
+   * Set what GET /win answers: status, headers and body (the markup of a bid without adm), after
+   * `delayMs`, or once `hold` settles (a notice the test keeps in flight as long as it needs).
+   */
+  winAnswer: { status: number; body?: string; delayMs?: number; headers?: Record<string, string>; hold?: Promise<unknown> };
   /** Set what GET /bill answers. */
   billAnswer: { status: number };
   behave(behaviour: FakeBehaviour): void;
@@ -74,7 +78,9 @@ export async function startFakeBidder(behaviour: FakeBehaviour = () => ({ status
   });
   app.get("/win", async (request, reply) => {
     fake.wins.push({ ...(request.query as Record<string, string>) });
-    if (fake.winAnswer!.delayMs) await sleep(fake.winAnswer!.delayMs);
+    const { delayMs, hold } = fake.winAnswer!;
+    if (delayMs) await sleep(delayMs);
+    if (hold) await hold;
     reply.code(fake.winAnswer!.status);
     if (fake.winAnswer!.headers) reply.headers(fake.winAnswer!.headers);
     return fake.winAnswer!.body === undefined ? reply.send() : reply.type("text/plain").send(fake.winAnswer!.body);
@@ -193,8 +199,34 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/**
+ * The budget of an auction whose bidders are expected to answer: the longest tmax an auction
+ * runs with (x-adxkit-auction max-tmax-ms). Bidders on loopback answer well within it even on a
+ * loaded machine, and an auction whose bidders all answer ends then, not at its tmax.
+ */
+export const GENEROUS_TMAX: number = auctionRules.maxTmaxMs;
+
+/**
+ * The tmax of a test that waits out a deadline (a bidder or a nurl that never answers in time):
+ * long enough for the prompt bidders on a loaded machine, short enough to keep the test quick.
+ */
+export const SHORT_TMAX = 1000;
+
+/**
+ * How long a wait for something that does happen may take before the test fails: generous, so
+ * that a loaded machine only makes the test slower, never red.
+ */
+export const PATIENCE_MS = 20_000;
+
+/** A promise and the function that settles it: a fake answer the test releases when it chooses. */
+export function gate(): { promise: Promise<void>; open(): void } {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+}
+
 /** Polls `check` until it returns true or `timeoutMs` passes. */
-export async function waitFor(check: () => boolean, timeoutMs = 5000, what = "condition"): Promise<void> {
+export async function waitFor(check: () => boolean, timeoutMs = PATIENCE_MS, what = "condition"): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
@@ -203,7 +235,7 @@ export async function waitFor(check: () => boolean, timeoutMs = 5000, what = "co
 }
 
 /** Polls an async `probe` until `done(value)` or `timeoutMs` passes; returns the last value. */
-export async function eventually<T>(probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 5000, what = "condition"): Promise<T> {
+export async function eventually<T>(probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs = PATIENCE_MS, what = "condition"): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -219,11 +251,11 @@ export function requestId(): string {
   return `req-${process.pid}-${++counter}`;
 }
 
-/** A banner bid request (one imp unless `imps` given). */
+/** A banner bid request with one imp and a generous tmax (GENEROUS_TMAX); `overrides` and `imp` change it. */
 export function bannerRequest(overrides: Record<string, unknown> = {}, imp: Record<string, unknown> = {}): any {
   return {
     id: requestId(),
-    tmax: 500,
+    tmax: GENEROUS_TMAX,
     imp: [{ id: "1", tagid: "placement-1", bidfloor: 0.5, banner: { w: 320, h: 50 }, ...imp }],
     app: { id: "app-1", bundle: "com.example.game", publisher: { id: "pub-1" } },
     device: { os: "Android", geo: { country: "USA" }, ip: "192.0.2.1" },

@@ -40,9 +40,11 @@ function logger() {
 }
 
 const until = async (condition: () => boolean) => {
-  for (let i = 0; i < 500 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 2));
+  for (let i = 0; i < 5000 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 2));
   expect(condition()).toBe(true);
 };
+
+const HOUR_MS = 3_600_000;
 
 describe("notice sender", () => {
   test("a 2xx delivers; 5xx, 429 and network errors are retried with doubling delays, other statuses are not", async () => {
@@ -89,7 +91,8 @@ describe("notice sender", () => {
 
   test("close waits for notices in flight, then abandons the rest: calls aborted, retries not made", async () => {
     const { http, calls } = scriptedHttp([503, "hang", 204]);
-    const sender = new NoticeSender(http, logger(), { attempts: 3, baseDelayMs: 10_000 });
+    // The retry is an hour away: a close that waited for it would not return within the test.
+    const sender = new NoticeSender(http, logger(), { attempts: 3, baseDelayMs: HOUR_MS });
     sender.send("win", "http://dsp.example/retrying", {});
     sender.send("win", "http://dsp.example/hanging", {});
     sender.send("billing", "http://dsp.example/quick", {});
@@ -97,7 +100,6 @@ describe("notice sender", () => {
     const started = Date.now();
     await sender.close(50);
     expect(Date.now() - started).toBeGreaterThanOrEqual(45);
-    expect(Date.now() - started).toBeLessThan(5_000); // the retry 10 s away is not waited for
     expect(calls.find((c) => c.url.endsWith("/hanging"))?.aborted).toBe("the exchange is closing");
     expect(calls.filter((c) => c.url.endsWith("/retrying"))).toHaveLength(1);
     expect(sender.stats()).toMatchObject({ win: { sent: 2, delivered: 0, failed: 2 }, pending: 0 });
@@ -144,11 +146,10 @@ describe("notice sender", () => {
 
   test("close sends the notices still waiting for their batch at once, and waits for them", async () => {
     const { http, calls } = scriptedHttp([]);
-    const sender = new NoticeSender(http, logger(), { batchMs: 60_000 });
+    // The batch window and the grace are an hour: a close that waited for either would not return within the test.
+    const sender = new NoticeSender(http, logger(), { batchMs: HOUR_MS });
     sender.send("win", "http://dsp.example/win", {});
-    const started = Date.now();
-    await sender.close(5_000);
-    expect(Date.now() - started).toBeLessThan(5_000);
+    await sender.close(HOUR_MS);
     expect(calls.map((c) => c.url)).toEqual(["http://dsp.example/win"]);
     expect(sender.stats().win).toMatchObject({ sent: 1, delivered: 1 });
   });
@@ -157,9 +158,7 @@ describe("notice sender", () => {
     const { http } = scriptedHttp([204]);
     const sender = new NoticeSender(http, logger());
     sender.send("win", "http://dsp.example/win", {});
-    const started = Date.now();
-    await sender.close(10_000);
-    expect(Date.now() - started).toBeLessThan(5_000);
+    await sender.close(HOUR_MS); // returns at the notice's answer, not at the grace's end
     expect(sender.stats().win.delivered).toBe(1);
   });
 });

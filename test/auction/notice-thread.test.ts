@@ -9,7 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest"
 import { HttpClient } from "../../service/auction/http-client.js";
 import { NoticeThread } from "../../service/auction/notice-thread.js";
 import { NoticeSender } from "../../service/auction/notices.js";
-import { startFakeBidder, waitFor, type FakeBidder } from "./helpers.js";
+import { gate, startFakeBidder, waitFor, type FakeBidder } from "./helpers.js";
 
 let bidder: FakeBidder;
 beforeAll(async () => {
@@ -30,8 +30,8 @@ function recordingLogger() {
 
 function startThread(logger = recordingLogger().logger, batchMs?: number) {
   const http = new HttpClient();
-  const fallback = new NoticeSender(http, logger, { attempts: 2, baseDelayMs: 10, timeoutMs: 2000 });
-  const thread = new NoticeThread(fallback, logger, { attempts: 2, baseDelayMs: 10, timeoutMs: 2000, batchMs });
+  const fallback = new NoticeSender(http, logger, { attempts: 2, baseDelayMs: 10, timeoutMs: 20_000 });
+  const thread = new NoticeThread(fallback, logger, { attempts: 2, baseDelayMs: 10, timeoutMs: 20_000, batchMs });
   return {
     thread,
     async close(graceMs = 1000) {
@@ -52,7 +52,7 @@ describe("notice thread", () => {
       thread.send("billing", `${bidder.url}/bill?n=x`, context(0));
       // Queued this turn, not yet handed over: already pending.
       expect(thread.stats().pending).toBe(201);
-      await waitFor(() => thread.stats().pending === 0, 10_000, "notices done");
+      await waitFor(() => thread.stats().pending === 0, undefined, "notices done");
       const stats = thread.stats();
       expect(stats.win).toEqual({ sent: 200, delivered: 200, retried: 0, failed: 0, dropped: 0, refused: 0 });
       expect(stats.billing).toMatchObject({ sent: 1, delivered: 1 });
@@ -78,7 +78,7 @@ describe("notice thread", () => {
       await new Promise((resolve) => setImmediate(resolve));
       thread.send("billing", `${bidder.url}/bill?n=b`, context(5));
       expect(messages).toEqual([]); // held for the window
-      await waitFor(() => thread.stats().pending === 0, 10_000, "notices done");
+      await waitFor(() => thread.stats().pending === 0, undefined, "notices done");
       expect(messages.filter((m) => m.type === "send").map((m) => m.items!.length / 5)).toEqual([6]);
       expect(bidder.wins.length - before).toBe(5);
     } finally {
@@ -92,8 +92,8 @@ describe("notice thread", () => {
     try {
       bidder.winAnswer = { status: 500 };
       thread.send("win", `${bidder.url}/win?n=failing`, context(7));
-      await waitFor(() => thread.stats().win.failed === 1, 10_000, "failed notice");
-      await waitFor(() => records.length > 0, 2000, "log record");
+      await waitFor(() => thread.stats().win.failed === 1, undefined, "failed notice");
+      await waitFor(() => records.length > 0, undefined, "log record");
       expect(records[0]).toMatchObject({ level: "warn", msg: "notice failed", obj: { auction: "auction-7", bidder: "dsp-a", kind: "win", error: "HTTP 500" } });
       expect(thread.stats().win.retried).toBe(1);
     } finally {
@@ -105,10 +105,10 @@ describe("notice thread", () => {
     const { thread, close } = startThread();
     // Let the worker start first: the slow answer must be in flight when close begins.
     thread.send("win", `${bidder.url}/win?n=warm`, context(0));
-    await waitFor(() => thread.stats().win.delivered === 1, 10_000, "first notice");
+    await waitFor(() => thread.stats().win.delivered === 1, undefined, "first notice");
     bidder.winAnswer = { status: 200, delayMs: 300 };
     thread.send("win", `${bidder.url}/win?n=slow`, context(1));
-    await close(2000);
+    await close(20_000); // returns when the notice is done, long before this grace
     expect(thread.stats().win.delivered).toBe(2);
     expect(thread.stats().pending).toBe(0);
   });
@@ -118,17 +118,23 @@ describe("notice thread", () => {
     const { thread, close } = startThread(logger);
     try {
       thread.send("win", `${bidder.url}/win?n=before`, context(0));
-      await waitFor(() => thread.stats().win.delivered === 1, 10_000, "first notice");
-      bidder.winAnswer = { status: 200, delayMs: 500 };
+      await waitFor(() => thread.stats().win.delivered === 1, undefined, "first notice");
+      // Its answer is held until the worker is gone: the notice is in flight when it dies.
+      const held = gate();
+      bidder.winAnswer = { status: 200, hold: held.promise };
       thread.send("win", `${bidder.url}/win?n=lost`, context(1));
-      await waitFor(() => bidder.wins.some((w) => w.n === "lost"), 5000, "notice in flight");
-      await (thread as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
-      await waitFor(() => records.some((r) => r.level === "error"), 2000, "exit logged");
+      try {
+        await waitFor(() => bidder.wins.some((w) => w.n === "lost"), undefined, "notice in flight");
+        await (thread as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+      } finally {
+        held.open();
+      }
+      await waitFor(() => records.some((r) => r.level === "error"), undefined, "exit logged");
       expect(thread.stats().lost).toBe(1);
       bidder.winAnswer = { status: 200 };
       thread.send("win", `${bidder.url}/win?n=after`, context(2));
-      await waitFor(() => bidder.wins.some((w) => w.n === "after"), 5000, "notice after the worker died");
-      await waitFor(() => thread.stats().pending === 0, 5000, "nothing pending");
+      await waitFor(() => bidder.wins.some((w) => w.n === "after"), undefined, "notice after the worker died");
+      await waitFor(() => thread.stats().pending === 0, undefined, "nothing pending");
       expect(thread.stats().win).toMatchObject({ sent: 3, delivered: 2 });
     } finally {
       await close();

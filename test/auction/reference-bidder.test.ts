@@ -194,7 +194,7 @@ describe("with the exchange", () => {
         expect(won.adm).not.toContain("${AUCTION_");
         expect((await ex.get(won.burl)).status).toBe(204);
       }
-      await waitFor(() => bidders[2].stats().bills === 3, 3000, "billing notices");
+      await waitFor(() => bidders[2].stats().bills === 3, undefined, "billing notices");
       const stats = bidders[2].stats();
       expect(stats.wins).toBe(3);
       expect(stats.winNotices.map((n) => n.price)).toEqual(["2.01", "2.01", "2.01"]);

@@ -17,7 +17,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe("adxkit docs", () => {
+// Each test writes the whole site (up to 17 s on a busy machine).
+describe("adxkit docs", { timeout: 120_000 }, () => {
   it("writes every file of the site", async () => {
     const out = join(dir, "site");
     const result = await writeDocsSite({ out });

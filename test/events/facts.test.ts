@@ -48,7 +48,7 @@ describe("fact aggregator", () => {
     const sink = memorySink();
     const agg = aggregator(sink, 20);
     add(agg, "demand", demandKey, { request: 1 });
-    await waitFor(() => sink.facts.length === 1, 2000, "timer flush");
+    await waitFor(() => sink.facts.length === 1, undefined, "timer flush");
   });
 
   test("close flushes what is pending", async () => {

@@ -34,13 +34,13 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Starts `adxkit serve ARGS --port PORT` and resolves once it prints its listening line (within 20 s). */
+/** Starts `adxkit serve ARGS --port PORT` and resolves once it prints its listening line (within 60 s: a loaded machine starts slowly). */
 export async function startServerProcess(name: string, args: string[], port: number, env: NodeJS.ProcessEnv = process.env): Promise<ServerProcess> {
   const child = spawn(process.execPath, [CLI, "serve", ...args, "--port", String(port), "--log-level", "warn"], { cwd: ROOT, env, stdio: ["ignore", "ignore", "pipe"] });
   const stderr: string[] = [];
   const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
   await new Promise<void>((done, fail) => {
-    const timer = setTimeout(() => fail(new Error(`${name} did not start within 20 s: ${stderr.join("")}`)), 20_000);
+    const timer = setTimeout(() => fail(new Error(`${name} did not start within 60 s: ${stderr.join("")}`)), 60_000);
     child.stderr!.setEncoding("utf8");
     child.stderr!.on("data", (chunk: string) => {
       stderr.push(chunk);

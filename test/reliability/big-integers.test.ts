@@ -86,12 +86,12 @@ describe("parseLossless / stringifyLossless", () => {
     expect(stringifyLossless(parseLossless(text))).toBe(text);
   });
 
+  // No clock is read: a scan that went back over the text for each quote or digit would take
+  // hours on a megabyte, far past this test's timeout, on any machine.
   it("stays linear on hostile text: 1 MiB of escaped quotes without an end, or of long numbers", () => {
-    const started = performance.now();
     expect(() => parseLossless(`["1234567890123456${'\\"'.repeat(512 * 1024)}`)).toThrow(SyntaxError);
     expect(() => parseLossless(`[${"1234567890123456,".repeat(60_000)}1]`)).not.toThrow();
     expect(() => parseLossless(`"${"9".repeat(1024 * 1024)}`)).toThrow(SyntaxError);
-    expect(performance.now() - started).toBeLessThan(2_000);
   });
 
   it(`refuses nesting deeper than ${MAX_DEPTH} levels (JSON.stringify would overflow the stack forwarding it)`, () => {

@@ -120,7 +120,7 @@ describe.skipIf(!BUILT)(`kill -9 of adxkit serve under load${BUILT ? "" : " — 
           const statuses = await Promise.all(tokens.slice(i, i + 16).map((token) => bill(url, token)));
           expect(statuses.every((status) => status === 204)).toBe(true);
         }
-        await settle(() => totals(url, "supply", supplyAccount), (t) => t.impression === issued.size, 10_000, "supply impressions after the billing calls were repeated");
+        await settle(() => totals(url, "supply", supplyAccount), (t) => t.impression === issued.size, 30_000, "supply impressions after the billing calls were repeated");
       }
       if (cycle > CYCLES) break;
 
@@ -163,8 +163,8 @@ describe.skipIf(!BUILT)(`kill -9 of adxkit serve under load${BUILT ? "" : " — 
 
     // The last run: exactly once, and it stays so; demand agrees; revenue is the clearing prices'.
     const url = node!.url;
-    const supply = await settle(() => totals(url, "supply", supplyAccount), (t) => t.impression === issued.size, 10_000, "supply impressions");
-    const demand = await settle(() => totals(url, "demand", demandAccount), (t) => t.impression === issued.size, 10_000, "demand impressions");
+    const supply = await settle(() => totals(url, "supply", supplyAccount), (t) => t.impression === issued.size, 30_000, "supply impressions");
+    const demand = await settle(() => totals(url, "demand", demandAccount), (t) => t.impression === issued.size, 30_000, "demand impressions");
     expect(Math.abs(supply.revenue - issuedRevenue())).toBeLessThan(1e-5);
     expect(Math.abs(demand.revenue - issuedRevenue())).toBeLessThan(1e-5);
     // One imp per auction: answered auctions all counted, in-flight ones at most.

@@ -1,20 +1,28 @@
 /**
- * Reliability against faulty bidders (one per fault: hangs, answers after tmax, resets, HTTP 500,
+ * Reliability against faulty bidders (one per fault: hangs, answers late, resets, HTTP 500,
  * non-JSON, a valid answer for another request id, megabytes of garbage with and without a
  * Content-Length): every auction is answered with the good bid, never waiting for the hanging
- * bidder nor taking the slow one's higher bid (which arrives at 4 × tmax), each fault is counted
- * per bidder, memory stays flat over a bounded loop, and a bidder that keeps failing is skipped by
- * its circuit breaker, then probed and taken back (injected clock). Answer times are printed, not
- * asserted: on a loaded 2-core machine they measure the machine (bench/auction.ts measures them).
+ * bidder nor taking the slow one's higher bid, each fault is counted per bidder under its exact
+ * reason, memory stays flat over a bounded loop, and a bidder that keeps failing is skipped by its
+ * circuit breaker, then probed and taken back (injected clock, and a probe held in flight).
+ *
+ * Nothing here depends on the machine's speed: the good bidder and the faulty ones that answer
+ * get the longest tmax (they answer well within it, even on a loaded machine), and the hanging
+ * and the slow bidder a `timeout_ms` of CUT_MS, whose expiry is always due before the slow
+ * bidder's answer (timers of one process fire in order). Answer times are printed, not asserted
+ * (bench/auction.ts measures them).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { CircuitBreaker } from "../../service/auction/circuit-breaker.js";
-import { HTML, bannerRequest, startExchange, type TestExchange } from "../auction/helpers.js";
+import { HTML, bannerRequest, gate, startExchange, waitFor, type TestExchange } from "../auction/helpers.js";
 
-const TMAX = 100;
+/** The time the hanging and the slow bidder get (their timeout_ms): the auctions end soon after it. */
+const CUT_MS = 50;
+/** When the slow bidder answers (with the higher bid): long after its CUT_MS. */
+const SLOW_MS = 20 * CUT_MS;
 
 type Handler = (request: any, raw: IncomingMessage, res: ServerResponse) => void;
 
@@ -84,7 +92,7 @@ const TWO_MIB = Buffer.alloc(2 * 1024 * 1024, "{");
 /** A fault per bidder; `expected` is the reason each one must be counted under. */
 const FAULTS: Record<string, { handler: Handler; expected: string }> = {
   hang: { handler: () => {}, expected: "timeout" },
-  slow: { handler: (r, _q, res) => void setTimeout(() => !res.destroyed && json(res, 200, goodAnswer(r, 9, "slow")), TMAX * 4), expected: "timeout" },
+  slow: { handler: (r, _q, res) => void setTimeout(() => !res.destroyed && json(res, 200, goodAnswer(r, 9, "slow")), SLOW_MS), expected: "timeout" },
   reset: { handler: (_r, req) => req.socket.destroy(), expected: "connection-error" },
   http500: { handler: (_r, _q, res) => json(res, 500, { error: "boom" }), expected: "http-error" },
   "non-json": { handler: (_r, _q, res) => res.writeHead(200, { "content-type": "text/html" }).end("<html>not json</html>"), expected: "malformed-response" },
@@ -120,7 +128,10 @@ beforeAll(async () => {
   for (const [id, { handler }] of Object.entries(FAULTS)) faulty[id] = await rawBidder(handler);
   // The breaker is off here: every auction must reach every faulty bidder, so the counters are exact.
   ex = await startExchange(
-    [{ id: "good", endpoint: good.endpoint, seat: "seat-good" }, ...Object.keys(FAULTS).map((id) => ({ id, endpoint: faulty[id].endpoint, seat: `seat-${id}` }))],
+    [
+      { id: "good", endpoint: good.endpoint, seat: "seat-good" },
+      ...Object.keys(FAULTS).map((id) => ({ id, endpoint: faulty[id].endpoint, seat: `seat-${id}`, ...(FAULTS[id].expected === "timeout" ? { timeout_ms: CUT_MS } : {}) })),
+    ],
     { circuitBreaker: false },
   );
 });
@@ -131,45 +142,32 @@ afterAll(async () => {
 
 describe("faulty bidders", () => {
   test("every auction is answered with the good bid, never waiting for the hanging or the slow bidder; each fault is counted under its bidder", async () => {
-    // Warm-up (connections, JIT), not measured and not counted below.
-    for (let i = 0; i < 3; i++) await ex.auction(bannerRequest({ tmax: TMAX }));
+    // Warm-up (connections, JIT), not counted below.
+    for (let i = 0; i < 3; i++) await ex.auction(bannerRequest());
     const base = ex.handle.stats();
     const rounds = 20;
     const times: number[] = [];
-    let filled = 0;
     for (let i = 0; i < rounds; i++) {
-      const res = await ex.auction(bannerRequest({ tmax: TMAX }));
-      // 200 with the good bid; a 204 only when the machine stalled past the good bidder's own budget.
-      expect([200, 204]).toContain(res.status);
-      if (res.status === 200) {
-        filled++;
-        expect(res.body.seatbid).toHaveLength(1);
-        expect(res.body.seatbid[0].bid[0].crid).toBe("good");
-      }
+      const res = await ex.auction(bannerRequest());
+      expect(res.status).toBe(200);
+      expect(res.body.seatbid).toHaveLength(1);
+      expect(res.body.seatbid[0].bid[0].crid).toBe("good");
       times.push(res.ms);
     }
     const sorted = [...times].sort((a, b) => a - b);
-    const max = sorted.at(-1)!;
-    console.log(`faulty bidders: times ${times.map((t) => t.toFixed(0)).join(" ")}`);
-    console.log(`faulty bidders: ${rounds} auctions, tmax ${TMAX} ms: p50 ${sorted[rounds >> 1].toFixed(1)} ms, max ${max.toFixed(1)} ms; handler over tmax + 10 ms: ${ex.handle.stats().late - base.late}; filled ${filled}/${rounds}`);
+    console.log(`faulty bidders: ${rounds} auctions, the hanging and the slow bidder cut at ${CUT_MS} ms: p50 ${sorted[rounds >> 1].toFixed(1)} ms, max ${sorted.at(-1)!.toFixed(1)} ms`);
 
     const stats = ex.handle.stats();
     expect(stats.auctions - base.auctions).toBe(rounds);
-    expect(filled).toBeGreaterThanOrEqual(rounds / 2);
-    expect(Object.keys(stats.bidders.good.faults).filter((r) => r !== "timeout")).toEqual([]);
-    expect(stats.bidders.good.wins - base.bidders.good.wins).toBe(filled);
+    expect(stats.bidders.good.faults).toEqual({});
+    expect(stats.bidders.good.wins - base.bidders.good.wins).toBe(rounds);
     for (const [id, { expected }] of Object.entries(FAULTS)) {
       const before = base.bidders[id];
       expect(stats.bidders[id].requests - before.requests, id).toBe(rounds);
-      // Each call is counted once, under its reason. On a loaded machine a fault that shows late
-      // (a reset or 1 MiB of garbage read after the bidder's budget) is a timeout instead.
+      // Each call is counted once, under its reason.
       const faults = stats.bidders[id].faults;
-      const delta = (reason: string) => (faults[reason as "timeout"] ?? 0) - (before.faults[reason as "timeout"] ?? 0);
-      const reasons = Object.keys(faults).filter((r) => delta(r) > 0);
-      expect(reasons.every((r) => r === expected || r === "timeout"), `${id} ${JSON.stringify(faults)}`).toBe(true);
-      expect(delta(expected) + (expected === "timeout" ? 0 : delta("timeout")), id).toBe(rounds);
-      expect(delta(expected), `${id} ${JSON.stringify(faults)}`).toBeGreaterThanOrEqual(rounds / 2);
-      if (delta(expected) !== rounds) console.log(`faulty bidders: ${id}: ${JSON.stringify(faults)} (some late under load)`);
+      expect(Object.keys(faults), id).toEqual([expected]);
+      expect((faults[expected as "timeout"] ?? 0) - (before.faults[expected as "timeout"] ?? 0), id).toBe(rounds);
       expect(stats.bidders[id].wins, id).toBe(0);
     }
     expect(stats.circuits).toEqual({});
@@ -184,45 +182,36 @@ describe("faulty bidders", () => {
       }
       return process.memoryUsage().heapUsed;
     };
-    // The bidders share this process's event loop (and serve megabytes of garbage): under that
-    // load the good bidder itself may miss its budget, so a 204 in time is an answer too.
-    let filled = 0;
+    let worst = 0;
     const batch = async (n: number, concurrency: number) => {
-      let worst = 0;
       for (let done = 0; done < n; done += concurrency) {
-        const results = await Promise.all(Array.from({ length: Math.min(concurrency, n - done) }, () => ex.auction(bannerRequest({ tmax: TMAX }))));
+        const results = await Promise.all(Array.from({ length: Math.min(concurrency, n - done) }, () => ex.auction(bannerRequest())));
         for (const r of results) {
-          expect([200, 204]).toContain(r.status);
-          if (r.status === 200) filled++;
+          expect(r.status).toBe(200);
+          expect(r.body.seatbid[0].bid[0].crid).toBe("good");
           worst = Math.max(worst, r.ms);
         }
       }
-      return worst;
     };
     await batch(30, 5); // warm-up: pools, JIT, caches
     const before = heap();
-    filled = 0;
-    const worst = await batch(300, 5);
+    const base = ex.handle.stats();
+    worst = 0;
+    await batch(300, 5);
     // Let the aborted sockets and the fact flush settle before measuring.
     await new Promise((resolve) => setTimeout(resolve, 200));
     const after = heap();
     const growthMiB = (after - before) / 1024 / 1024;
     const bound = gc ? 16 : 64;
-    console.log(`faulty bidders: 300 auctions (5 concurrent, ${filled} filled by the good bidder): heap ${(before / 1048576).toFixed(1)} → ${(after / 1048576).toFixed(1)} MiB (${growthMiB >= 0 ? "+" : ""}${growthMiB.toFixed(1)} MiB, gc ${gc ? "yes" : "no"}, bound ${bound} MiB); slowest ${worst.toFixed(1)} ms`);
+    console.log(`faulty bidders: 300 auctions (5 concurrent): heap ${(before / 1048576).toFixed(1)} → ${(after / 1048576).toFixed(1)} MiB (${growthMiB >= 0 ? "+" : ""}${growthMiB.toFixed(1)} MiB, gc ${gc ? "yes" : "no"}, bound ${bound} MiB); slowest ${worst.toFixed(1)} ms`);
     expect(growthMiB).toBeLessThan(bound);
-    // Five auctions at once, each streaming megabytes from bidders served by this same event loop:
-    // the deadline test is the sequential one above; here only "no auction hangs" is asserted.
-    expect(worst).toBeLessThan(1000);
-    expect(filled).toBeGreaterThan(150);
+    // Every call to a faulty bidder is a fault, under its own reason.
     const stats = ex.handle.stats();
-    // Every call to a faulty bidder is a fault. Under this load some land under another reason (the
-    // in-process bidder resets only after the deadline: a timeout); the exact reasons are asserted
-    // by the sequential test above.
+    expect(stats.bidders.good.wins - base.bidders.good.wins).toBe(300);
     for (const [id, { expected }] of Object.entries(FAULTS)) {
       const { faults, requests } = stats.bidders[id];
-      const total = Object.values(faults).reduce((a, b) => a + (b ?? 0), 0);
-      expect(total, `${id} ${JSON.stringify(faults)}`).toBe(requests);
-      if (faults[expected as "timeout"] !== requests) console.log(`faulty bidders: ${id}: ${JSON.stringify(faults)}`);
+      expect(requests - base.bidders[id].requests, id).toBe(300);
+      expect(faults, id).toEqual({ [expected]: requests });
     }
   });
 });
@@ -271,11 +260,12 @@ describe("circuit breaker", () => {
 
   test("in the exchange: a failing bidder is skipped for the cooldown, probed, and taken back", async () => {
     let now = 0;
-    let mode: "fail" | "slow-ok" | "ok" = "fail";
+    let mode: "fail" | "held-ok" | "ok" = "fail";
+    const probe = gate();
     const flaky = await rawBidder((r, _q, res) => {
       if (mode === "fail") return json(res, 500, "down");
       const answer = () => json(res, 200, goodAnswer(r, 2, "flaky"));
-      if (mode === "slow-ok") setTimeout(answer, 60);
+      if (mode === "held-ok") void probe.promise.then(answer);
       else answer();
     });
     const local = await startExchange(
@@ -287,7 +277,7 @@ describe("circuit breaker", () => {
     );
     const circuit = () => local.handle.stats().circuits.flaky;
     const run = async () => {
-      const res = await local.auction(bannerRequest({ tmax: 300 }));
+      const res = await local.auction(bannerRequest());
       expect(res.status).toBe(200);
       return res.body.seatbid[0].bid[0].crid as string;
     };
@@ -312,10 +302,15 @@ describe("circuit breaker", () => {
       await run();
       expect(flaky.calls).toBe(11);
 
-      // Next cooldown: the bidder has recovered. While the probe is in flight, other auctions skip it.
+      // Next cooldown: the bidder has recovered. While the probe is in flight (its answer held
+      // until both auctions have chosen their bidders), the other auction skips it.
       now += 5000;
-      mode = "slow-ok";
-      const [a, b] = await Promise.all([run(), run()]);
+      mode = "held-ok";
+      const auctions = local.handle.stats().auctions;
+      const both = Promise.all([run(), run()]);
+      await waitFor(() => local.handle.stats().auctions === auctions + 2, undefined, "both auctions under way");
+      probe.open();
+      const [a, b] = await both;
       expect(flaky.calls).toBe(12);
       expect([a, b].sort()).toEqual(["flaky", "good"]);
       expect(circuit()).toEqual({ state: "closed", consecutiveFaults: 0, opened: 2, skipped: 7 });
