@@ -26,10 +26,10 @@ test("a hostile request id and imp id arrive at the bidder's win and billing not
   expect(res.status).toBe(200);
   const won = res.body.seatbid[0].bid[0];
   expect(won.price).toBe(1.01);
-  await waitFor(() => dsp.wins.length === 1, 5000, "the win notice");
+  await waitFor(() => dsp.wins.length === 1, undefined, "the win notice");
   expect(dsp.wins[0]).toEqual({ auction: HOSTILE_AUCTION, imp: HOSTILE_IMP, price: "1.01" });
   expect((await ex.get(won.burl)).status).toBe(204);
-  await waitFor(() => dsp.bills.length === 1, 5000, "the billing notice");
+  await waitFor(() => dsp.bills.length === 1, undefined, "the billing notice");
   expect(dsp.bills[0]).toEqual({ auction: HOSTILE_AUCTION, imp: HOSTILE_IMP, price: "1.01" });
 });
 

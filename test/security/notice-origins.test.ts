@@ -9,7 +9,7 @@
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { NoticeOrigins, isPrivateAddress } from "../../service/auction/notice-origins.js";
-import { answer, bannerRequest, bid, startExchange, startFakeBidder, waitFor, type FakeBidder, type TestExchange } from "../auction/helpers.js";
+import { answer, bannerRequest, bid, gate, SHORT_TMAX, startExchange, startFakeBidder, waitFor, type FakeBidder, type TestExchange } from "../auction/helpers.js";
 
 /** Stands for the exchange's own pages and anything else inside its network. */
 let internal: FastifyInstance;
@@ -115,9 +115,15 @@ describe.each([{ noticeThread: false }, { noticeThread: true }])("notices sent w
     expect((await ex.auction(bannerRequest())).status).toBe(204);
     expect(unavailable()).toBe(before + 1);
 
+    // The markup is held until the auction has answered: past any deadline, on any machine.
     before = unavailable();
-    honest.winAnswer = { status: 200, body: "<div>late</div>", delayMs: 1500 };
-    expect((await ex.auction(bannerRequest({ tmax: 200 }))).status).toBe(204);
+    const held = gate();
+    honest.winAnswer = { status: 200, body: "<div>late</div>", hold: held.promise };
+    try {
+      expect((await ex.auction(bannerRequest({ tmax: SHORT_TMAX }))).status).toBe(204);
+    } finally {
+      held.open();
+    }
     expect(unavailable()).toBe(before + 1);
   });
 });
