@@ -42,7 +42,8 @@ describe("TypeScript samples", () => {
     expect(new Set(files.map((f) => f.operation))).toEqual(new Set(["auction", "bid", "getDemandReport", "postDemandReport", "postSupplyReport"]));
   });
 
-  it("type-check with the project's compiler options against the generated bindings", () => {
+  // A whole TypeScript program over the generated bindings: its own timeout on a busy machine.
+  it("type-check with the project's compiler options against the generated bindings", { timeout: 240_000 }, () => {
     // The project's options, its tsconfig paths included: @adxkit/bindings resolves to generated/.
     const config = ts.readConfigFile(join(REPO, "tsconfig.json"), ts.sys.readFile).config;
     const { options } = ts.parseJsonConfigFileContent(config, ts.sys, REPO);
