@@ -2,11 +2,13 @@
  * Starts the adxkit server: opens the store, builds the app (reports, exchange when bidders
  * are configured, docs), listens. Used by `adxkit serve`, `adxkit demo` and the tests.
  */
+import { createServer } from "node:net";
 import { dirname, resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "./app.js";
 import { loadBidders, loadBillingKeys, registerExchange, type ExchangeHandle } from "./auction/index.js";
 import { registerDocs } from "./docs/index.js";
+import { registerOps, ServerMetrics } from "./ops/index.js";
 import { openStore } from "./store/index.js";
 import type { ReportStore } from "./store/store.js";
 
@@ -27,6 +29,12 @@ export interface ServerOptions {
    * a folder, or false for none. Default: `spool/` beside a database file; none for `:memory:`.
    */
   spool?: string | false;
+  /**
+   * The database the spool records as its own (a spool folder of another database is refused):
+   * default, the absolute path of `db` (none for `:memory:`). `adxkit serve --store clickhouse`
+   * gives the ClickHouse address without its credentials.
+   */
+  database?: string;
 }
 
 /** Where the exchange's spool goes by default: beside the database file (nothing for an in-memory one). */
@@ -38,37 +46,107 @@ export interface RunningServer {
   url: string;
   app: FastifyInstance;
   store: ReportStore;
+  /** The exchange, when bidders are configured. */
+  exchange?: ExchangeHandle;
   /** Re-reads what may change while serving (the billing key ring); `adxkit serve` calls it on SIGHUP. */
   reload(): void;
   close(): Promise<void>;
 }
 
-export async function startServer(options: ServerOptions): Promise<RunningServer> {
-  const store = options.store ?? (await openStore({ db: options.db }));
-  const host = options.host ?? "127.0.0.1";
-  let exchange: ExchangeHandle | undefined;
-  const app = await buildApp({
-    store,
-    lenient: options.lenient,
-    // Secret query parameters (spec x-adxkit-secret) are redacted from logged URLs by buildApp (service/log.ts).
-    logger: { level: options.logLevel ?? "info" },
-    extend: async (instance) => {
-      await registerDocs(instance, {});
-      if (options.biddersFile) {
-        const bidders = await loadBidders(options.biddersFile);
-        const publicUrl = options.publicUrl ?? `http://${host}:${options.port ?? 8080}`;
-        const spoolDir = options.spool === false ? undefined : (options.spool ?? defaultSpoolDir(options.db));
-        exchange = registerExchange(instance, { bidders, sink: store, lenient: options.lenient, billingKeys: loadBillingKeys(options.db), publicUrl, maxBidCpm: options.maxBidCpm, circuitBreaker: {}, noticeThread: true, spoolDir });
-      }
-    },
+/** The port asked for is taken (or may not be used): one line says which and what to do. */
+export class PortUnavailableError extends Error {
+  override readonly name = "PortUnavailableError";
+  readonly code = "ADX_ERR_PORT_UNAVAILABLE";
+}
+
+/** The listen error as a PortUnavailableError when it is about the port, else as it is. */
+function portError(error: unknown, host: string, port: number): unknown {
+  const code = (error as { code?: string }).code;
+  if (code === "EADDRINUSE") return new PortUnavailableError(`port ${port} on ${host} is in use by another process: choose another with --port (or PORT / ADXKIT_PORT), or 0 for any free port`);
+  if (code === "EACCES") return new PortUnavailableError(`port ${port} on ${host} needs privileges this process lacks: choose one above 1023 with --port (or PORT / ADXKIT_PORT)`);
+  if (code === "EADDRNOTAVAIL") return new PortUnavailableError(`${host} is not an address of this machine: choose another with --host (or ADXKIT_HOST)`);
+  return error;
+}
+
+/**
+ * The port to listen on: `port` itself when it can be listened on now, a free one for 0; fails
+ * with a PortUnavailableError otherwise, before anything slow starts (the demo checks it before
+ * seeding its database). Port 0 becomes a real number here because the exchange writes its own
+ * address into every billing URL it hands out.
+ */
+export async function assertPortFree(host: string, port: number): Promise<number> {
+  return new Promise<number>((done, fail) => {
+    const probe = createServer();
+    probe.once("error", (error) => fail(portError(error, host, port)));
+    probe.listen({ host, port, exclusive: true }, () => {
+      const chosen = (probe.address() as { port: number }).port;
+      probe.close(() => done(chosen));
+    });
   });
-  await app.listen({ host, port: options.port ?? 8080 });
+}
+
+/**
+ * Opens the store (unless given), builds the app with the docs, the exchange (with a bidders
+ * file) and the operations endpoints (/health, /ready, /metrics), and listens. What it opened is
+ * closed again when it fails; a taken port is a PortUnavailableError.
+ */
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const host = options.host ?? "127.0.0.1";
+  // Before anything slow or stateful starts: a taken port fails in a moment, with nothing to undo.
+  const port = await assertPortFree(host, options.port ?? 8080);
+  const store = options.store ?? (await openStore({ db: options.db }));
+  let exchange: ExchangeHandle | undefined;
+  let built: FastifyInstance | undefined;
+  try {
+    const metrics = new ServerMetrics();
+    built = await buildApp({
+      store,
+      lenient: options.lenient,
+      // Secret query parameters (spec x-adxkit-secret) are redacted from logged URLs by buildApp (service/log.ts).
+      logger: { level: options.logLevel ?? "info" },
+      extend: async (instance) => {
+        await registerDocs(instance, {});
+        let bidders: number | undefined;
+        let spoolDir: string | undefined;
+        if (options.biddersFile) {
+          const configs = await loadBidders(options.biddersFile);
+          bidders = configs.length;
+          const publicUrl = options.publicUrl ?? `http://${host}:${port}`;
+          spoolDir = options.spool === false ? undefined : (options.spool ?? defaultSpoolDir(options.db));
+          exchange = registerExchange(instance, {
+            bidders: configs,
+            sink: store,
+            lenient: options.lenient,
+            billingKeys: loadBillingKeys(options.db),
+            publicUrl,
+            maxBidCpm: options.maxBidCpm,
+            circuitBreaker: {},
+            noticeThread: true,
+            spoolDir,
+            spoolDatabase: options.database ?? (options.db === ":memory:" ? undefined : resolve(options.db)),
+            onBidderCall: (bidder, ms, outcome) => metrics.observeBidderCall(bidder, ms, outcome),
+          });
+        }
+        registerOps(instance, { store, metrics, exchange, bidders, spoolDir });
+      },
+    });
+    await built.listen({ host, port }).catch((error: unknown) => {
+      throw portError(error, host, port);
+    });
+  } catch (error) {
+    await built?.close().catch(() => undefined);
+    await exchange?.close().catch(() => undefined);
+    if (!options.store) await store.close().catch(() => undefined);
+    throw error;
+  }
+  const app = built;
   const address = app.server.address();
-  const url = typeof address === "object" && address ? `http://${host}:${address.port}` : `http://${host}:${options.port}`;
+  const url = typeof address === "object" && address ? `http://${host}:${address.port}` : `http://${host}:${port}`;
   return {
     url,
     app,
     store,
+    exchange,
     reload() {
       if (exchange === undefined) return;
       const ring = loadBillingKeys(options.db);

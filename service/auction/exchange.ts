@@ -77,6 +77,13 @@ export interface ExchangeOptions {
    * `recoveryState`.
    */
   spoolDir?: string;
+  /** The database the spool's counts belong to; a spool folder of another database is refused (SpoolOptions.database). */
+  spoolDatabase?: string;
+  /**
+   * Told each bidder call's outcome and how long it took since the fan-out (the bidder latency
+   * histogram of /metrics, service/ops/metrics.ts). Nothing is measured when absent.
+   */
+  onBidderCall?: (bidderId: string, ms: number, outcome: CallOutcome["kind"]) => void;
 }
 
 interface BidderRuntime {
@@ -209,7 +216,7 @@ export class Exchange {
     });
     this.notices = new NoticeSender(this.http, this.logger, options.notices);
     this.noticeQueue = options.noticeThread ? new NoticeThread(this.notices, this.logger, options.notices ?? {}, options.maxBodyBytes, privateHosts) : this.notices;
-    this.spool = options.spoolDir !== undefined ? Spool.open(options.spoolDir) : undefined;
+    this.spool = options.spoolDir !== undefined ? Spool.open(options.spoolDir, { database: options.spoolDatabase }) : undefined;
     this.facts = new FactAggregator({ sink: options.sink, flushMs: options.flushMs, logger: this.logger, spool: this.spool });
     this.bidders = options.bidders.map((config) => {
       const url = new URL(config.endpoint);
@@ -288,7 +295,9 @@ export class Exchange {
    */
   private fanOut(context: AuctionContext, tmax: number, startedAt: number): Promise<void> {
     const { request } = context;
-    const budget = bidderBudget(tmax, performance.now() - startedAt);
+    const sentAt = performance.now();
+    const budget = bidderBudget(tmax, sentAt - startedAt);
+    const onBidderCall = this.options.onBidderCall;
     const bodies = new Map<string, { sent: BidRequest; body: Buffer }>();
     const calls = new Map<number, BidCall[]>();
     return new Promise<void>((resolve) => {
@@ -328,6 +337,7 @@ export class Exchange {
         }
         pending++;
         const call = this.http.postBidRequest(bidder.origin, bidder.path, body, (outcome) => {
+          onBidderCall?.(bidder.config.id, performance.now() - sentAt, outcome.kind);
           this.answerArrived(context, bidder, sent, outcome, ms);
           settle();
         });
@@ -457,12 +467,13 @@ export class Exchange {
   private bidderFault(context: AuctionContext, bidder: BidderRuntime, reason: AuctionRejection, detail: string): void {
     this.counters.fault(bidder.config.id, reason);
     bidder.faultCount++;
-    this.logger.warn({ auction: context.request.id, bidder: bidder.config.id, reason, detail }, "bidder answer counted as no-bid");
+    // Per auction, so at debug: counted per bidder and reason in stats() and /metrics, summed up each second at info.
+    this.logger.debug?.({ auction: context.request.id, bidder: bidder.config.id, reason, detail }, "bidder answer counted as no-bid");
   }
 
   private rejectBid(context: AuctionContext, bidder: BidderRuntime, problem: Rejection, bidId: unknown, impId: unknown): void {
     this.counters.rejection(bidder.config.id, problem.reason);
-    this.logger.info({ auction: context.request.id, bidder: bidder.config.id, bid: bidId, imp: impId, reason: problem.reason, detail: problem.detail }, "bid rejected");
+    this.logger.debug?.({ auction: context.request.id, bidder: bidder.config.id, bid: bidId, imp: impId, reason: problem.reason, detail: problem.detail }, "bid rejected");
   }
 
   /** Per imp: the highest valid bid, ties to the earliest received; its clearing price. */

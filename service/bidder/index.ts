@@ -230,7 +230,8 @@ class Recent<T> {
 export async function startBidder(options: BidderOptions = {}): Promise<RunningBidder> {
   const host = options.host ?? "127.0.0.1";
   const bidder = new ReferenceBidder(options);
-  const app = Fastify({ logger: false, keepAliveTimeout: 65_000 });
+  // Closing ends every connection at once: the exchange keeps notice connections to it alive for seconds.
+  const app = Fastify({ logger: false, keepAliveTimeout: 65_000, forceCloseConnections: true });
   await bidder.register(app);
   await app.listen({ port: options.port ?? 0, host });
   const address = app.server.address();

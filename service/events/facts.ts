@@ -108,6 +108,11 @@ export class FactAggregator {
   private flushing: Promise<number> | undefined;
   private closed = false;
   private counters = { events: 0, flushes: 0, factsWritten: 0, failedFlushes: 0, factsDropped: 0 };
+  /** When the oldest count not yet in the store was added (epoch ms): pending, or in a flush under way. */
+  private unflushedSince: number | undefined;
+  private inFlightSince: number | undefined;
+  /** Spool lines appended when the last successful flush took its checkpoint: the store holds their counts. */
+  private coveredAppended = 0;
 
   constructor(options: FactAggregatorOptions) {
     this.sink = options.sink;
@@ -195,6 +200,7 @@ export class FactAggregator {
   }
 
   private add(id: string, side: Entry["side"], key: SupplyKey | DemandKey, counts: FactCounts): void {
+    this.unflushedSince ??= Date.now();
     let entry = this.pending.get(id);
     if (entry === undefined) {
       entry = { key: { ...key }, side, request: 0, response: 0, impression: 0, cpmMicros: 0 };
@@ -219,13 +225,19 @@ export class FactAggregator {
     // cover. The turn's line is among them, so later events of this turn start a new one.
     this.turnLine = undefined;
     const position = this.spool?.position;
+    const appended = this.spool?.stats().appended;
     this.pending = new Map();
     this.pendingTokens = [];
-    this.flushing = this.write(batch, tokens, position).finally(() => (this.flushing = undefined));
+    this.inFlightSince = this.unflushedSince;
+    this.unflushedSince = undefined;
+    this.flushing = this.write(batch, tokens, position, appended).finally(() => {
+      this.flushing = undefined;
+      this.inFlightSince = undefined;
+    });
     return this.flushing;
   }
 
-  private async write(batch: Map<string, Entry>, tokens: CountedBillingToken[], position: SpoolPosition | undefined): Promise<number> {
+  private async write(batch: Map<string, Entry>, tokens: CountedBillingToken[], position: SpoolPosition | undefined, appended: number | undefined): Promise<number> {
     const ids = [...batch.keys()];
     let facts = ids.map((id) => toFact(batch.get(id)!));
     const options: IngestOptions = {};
@@ -238,6 +250,7 @@ export class FactAggregator {
         this.counters.flushes++;
         this.counters.factsWritten += written;
         if (position !== undefined) this.spool!.release(position);
+        if (appended !== undefined) this.coveredAppended = appended;
         return written;
       } catch (error) {
         const line = (error as { line?: unknown }).line;
@@ -258,6 +271,9 @@ export class FactAggregator {
         // Put the batch back: its counts add to what arrived meanwhile and go out with the next flush
         // (whose checkpoint is later, so it covers this batch's spool lines too).
         this.logger.warn({ err: error, facts: facts.length }, "report store failed; facts kept for the next flush");
+        // Still unflushed: the lag counts from the oldest of them.
+        this.unflushedSince = Math.min(this.inFlightSince ?? Date.now(), this.unflushedSince ?? Date.now());
+        this.inFlightSince = undefined;
         for (const id of ids) {
           const entry = batch.get(id)!;
           this.add(id, entry.side, entry.key, entry);
@@ -277,9 +293,16 @@ export class FactAggregator {
     await this.flush();
   }
 
-  /** Counters (events recorded, flushes, facts written, failed and dropped), and how many keys wait for the next flush. */
-  stats(): { pendingKeys: number; events: number; flushes: number; factsWritten: number; failedFlushes: number; factsDropped: number } {
-    return { pendingKeys: this.pending.size, ...this.counters };
+  /**
+   * Counters (events recorded, flushes, facts written, failed and dropped), how many keys wait for
+   * the next flush, the flush lag (how long the oldest count not in the store has waited, 0 when
+   * none waits) and the spool backlog (spool lines whose counts the store does not hold yet).
+   */
+  stats(): { pendingKeys: number; events: number; flushes: number; factsWritten: number; failedFlushes: number; factsDropped: number; lagMs: number; spoolBacklog: number } {
+    const oldest = Math.min(this.inFlightSince ?? Infinity, this.unflushedSince ?? Infinity);
+    const lagMs = oldest === Infinity ? 0 : Math.max(0, Date.now() - oldest);
+    const spoolBacklog = this.spool === undefined ? 0 : this.spool.stats().appended - this.coveredAppended;
+    return { pendingKeys: this.pending.size, ...this.counters, lagMs, spoolBacklog };
   }
 }
 

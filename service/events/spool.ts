@@ -46,9 +46,21 @@ export class SpoolLockedError extends Error {
   readonly code = "ADX_ERR_SPOOL_LOCKED";
 }
 
+/** A spool folder that belongs to another database: its lines would be replayed into the wrong one. */
+export class SpoolOwnerError extends Error {
+  override readonly name = "SpoolOwnerError";
+  readonly code = "ADX_ERR_SPOOL_DATABASE";
+}
+
 export interface SpoolOptions {
   /** A segment past this size is closed and the next one started (default 64 MiB). */
   maxSegmentBytes?: number;
+  /**
+   * The database the spool's counts go to (a file's absolute path, or a ClickHouse address
+   * without credentials). Recorded in the folder at its first open; another is refused
+   * (SpoolOwnerError). Unchecked when absent.
+   */
+  database?: string;
 }
 
 interface Waiter {
@@ -113,6 +125,18 @@ export class Spool {
   /** Opens (creating) a spool folder and takes its lock; throws SpoolLockedError if a live process holds it. */
   static open(dir: string, options: SpoolOptions = {}): Spool {
     mkdirSync(dir, { recursive: true });
+    if (options.database !== undefined) {
+      const file = join(dir, "database");
+      let recorded: string | undefined;
+      try {
+        recorded = readFileSync(file, "utf8").trim();
+      } catch {
+        writeFileSync(file, `${options.database}\n`);
+      }
+      if (recorded !== undefined && recorded !== options.database) {
+        throw new SpoolOwnerError(`spool ${dir} belongs to the database ${recorded}, not ${options.database}: its lines would be replayed into the wrong one; give each database its own spool folder`);
+      }
+    }
     const lock = join(dir, "lock");
     try {
       writeFileSync(lock, String(process.pid), { flag: "wx" });

@@ -15,6 +15,8 @@ export const storeErrorCodes = {
   ADX_ERR_STORE_CLOSED: "the store is closed",
   /** The database was written by a newer adxkit (a schema version this one does not know). */
   ADX_ERR_STORE_SCHEMA_NEWER: "the database schema is newer than this adxkit",
+  /** Another process holds the database file (DuckDB has one writing process per file). */
+  ADX_ERR_STORE_LOCKED: "the database is locked by another process",
 } as const;
 
 export type StoreErrorCode = keyof typeof storeErrorCodes;

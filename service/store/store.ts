@@ -149,6 +149,8 @@ export interface ReportStore {
   revokeAccount(userid: string): Promise<boolean>;
   /** The account when the pair is right and not revoked, else null. */
   verifyCredentials(userid: string, authorization: string): Promise<Account | null>;
+  /** Answers a trivial query: the store is reachable (the server's /ready). Throws like any call when it is not. */
+  ping(): Promise<void>;
   /** Waits for running calls, then frees the engine; later calls fail with `ADX_ERR_STORE_CLOSED`. */
   close(): Promise<void>;
 }

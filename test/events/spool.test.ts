@@ -4,7 +4,7 @@ import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFi
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { formatPosition, LineBuilder, parsePosition, Spool, SpoolLockedError } from "../../service/events/spool.js";
+import { formatPosition, LineBuilder, parsePosition, Spool, SpoolLockedError, SpoolOwnerError } from "../../service/events/spool.js";
 
 let dir: string;
 const open: Spool[] = [];
@@ -16,7 +16,7 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function spool(options: { maxSegmentBytes?: number } = {}): Spool {
+function spool(options: { maxSegmentBytes?: number; database?: string } = {}): Spool {
   const s = Spool.open(dir, options);
   open.push(s);
   return s;
@@ -161,6 +161,17 @@ describe("spool", () => {
     const again = spool();
     expect(again.nodeId).toBe(nodeId);
     expect(readFileSync(join(dir, "lock"), "utf8")).toBe(String(process.pid));
+  });
+
+  it("records the database it belongs to at its first open, and refuses another", async () => {
+    const s = spool({ database: "/srv/a/adxkit.duckdb" });
+    expect(readFileSync(join(dir, "database"), "utf8")).toBe("/srv/a/adxkit.duckdb\n");
+    await s.close();
+    open.length = 0;
+    expect(() => Spool.open(dir, { database: "/srv/b/adxkit.duckdb" })).toThrow(SpoolOwnerError);
+    expect(() => Spool.open(dir, { database: "/srv/b/adxkit.duckdb" })).toThrow(`spool ${dir} belongs to the database /srv/a/adxkit.duckdb, not /srv/b/adxkit.duckdb`);
+    // Refused before its lock is taken: the owner opens it as before.
+    spool({ database: "/srv/a/adxkit.duckdb" });
   });
 
   it("rejects appends before start and after close; positions read back from their text", async () => {

@@ -69,6 +69,10 @@ export class ClickHouseReportStore implements ReportStore {
     return this.connection.use(() => verifyCredentials(this.connection, userid, authorization));
   }
 
+  ping(): Promise<void> {
+    return this.connection.use(() => this.connection.command("SELECT 1"));
+  }
+
   /** Drops the store's whole database (tests use a database each). */
   dropDatabase(): Promise<void> {
     return this.connection.use(() => this.connection.command(`DROP DATABASE IF EXISTS ${this.connection.database}`));

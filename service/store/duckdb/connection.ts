@@ -3,6 +3,7 @@
  * at a time, so concurrent calls each borrow their own from a small pool; every query runs on
  * DuckDB's threads through the async API, never blocking the event loop.
  */
+import { readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
@@ -77,7 +78,9 @@ export class ConnectionPool {
 /** Opens (creating the folder of) a database file or `:memory:`, and brings its schema up to date. */
 export async function openDatabase(db: string, poolSize = DEFAULT_POOL_SIZE): Promise<ConnectionPool> {
   if (db !== ":memory:" && !db.startsWith(":memory:")) await mkdir(dirname(db), { recursive: true });
-  const instance = await DuckDBInstance.create(db);
+  const instance = await DuckDBInstance.create(db).catch((error: unknown) => {
+    throw lockError(db, error) ?? error;
+  });
   const pool = new ConnectionPool(instance, poolSize);
   try {
     await pool.use((connection) => migrate(connection));
@@ -86,4 +89,21 @@ export async function openDatabase(db: string, poolSize = DEFAULT_POOL_SIZE): Pr
     throw error;
   }
   return pool;
+}
+
+/**
+ * DuckDB's "Could not set lock on file … Conflicting lock is held in PROGRAM (PID N)" as a store
+ * error naming that process (with its command line where /proc has it), or undefined.
+ */
+function lockError(db: string, error: unknown): StoreError | undefined {
+  const match = /Could not set lock on file .*Conflicting lock is held in (.*?) \(PID (\d+)\)/.exec((error as Error)?.message ?? "");
+  if (match === null) return undefined;
+  const [, program, pid] = match;
+  let command = program;
+  try {
+    command = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean).join(" ") || program;
+  } catch {
+    // Not Linux, or the process is gone: DuckDB's own words.
+  }
+  return new StoreError("ADX_ERR_STORE_LOCKED", `${db} is locked by another process (PID ${pid}: ${command}); DuckDB lets one process open a database file: stop that process or use another database`);
 }

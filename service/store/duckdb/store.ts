@@ -57,6 +57,10 @@ export class DuckDBReportStore implements ReportStore {
     return this.pool.use((connection) => verifyCredentials(connection, userid, authorization));
   }
 
+  async ping(): Promise<void> {
+    await this.pool.use((connection) => connection.run("SELECT 1"));
+  }
+
   close(): Promise<void> {
     return this.pool.close();
   }
