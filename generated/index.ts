@@ -10,6 +10,7 @@ export * from "./validators/index.js";
 export * from "./codelists/index.js";
 export * from "./errors/index.js";
 export * from "./macros/index.js";
+export * from "./config/index.js";
 export type {
   App,
   Banner,
@@ -51,6 +52,7 @@ export type {
   ReportRequest,
   SeatBid,
   Segment,
+  ServeOptions,
   Site,
   Source,
   SupplyReportRequest,

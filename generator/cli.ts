@@ -1,4 +1,8 @@
-/** `npm run generate`: regenerates generated/ from spec/ + templates/ (`--check` only compares). */
+/**
+ * `npm run generate`: regenerates generated/ from spec/ + templates/ (`--check` only compares),
+ * then `npm run compile` builds the bindings and the server from it, so the CLI and the server
+ * run what was just generated.
+ */
 import { generate, type GenerateOptions } from "./generate.js";
 import { SpecError } from "./load.js";
 

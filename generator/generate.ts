@@ -9,6 +9,7 @@ import { emitCodelists } from "./emit/codelists.js";
 import { emitDocs } from "./emit/docs.js";
 import { emitDocuments } from "./emit/documents.js";
 import { emitErrors } from "./emit/errors.js";
+import { emitConfig } from "./emit/config.js";
 import { emitIndex } from "./emit/index.js";
 import { emitStubs } from "./emit/stubs.js";
 import { emitTypes } from "./emit/types.js";
@@ -32,6 +33,7 @@ export const emitters: readonly Emitter[] = [
   { name: "validators", dir: "validators", emit: emitValidators },
   { name: "codelists", dir: "codelists", emit: emitCodelists },
   { name: "errors", dir: "errors", emit: emitErrors },
+  { name: "config", dir: "config", emit: emitConfig },
   { name: "stubs", dir: "stubs", emit: emitStubs },
   { name: "client", dir: "client", emit: emitClient },
   { name: "index", dir: "", emit: emitIndex },
@@ -92,7 +94,11 @@ export async function generate(options: GenerateOptions = {}): Promise<GenerateR
     files.push(...emitted.map((f) => (prefix && f.path.startsWith(prefix) ? { ...f, path: f.path.slice(prefix.length) } : f)));
   }
   if (!whole) {
-    const written = options.check ? 0 : (progress(`writing ${paths.out}`), (await writeFiles(paths.out, files, { removeOthers: false })).written);
+    let written = 0;
+    if (!options.check) {
+      progress(`writing ${paths.out}`);
+      written = (await writeFiles(paths.out, files, { removeOthers: false })).written;
+    }
     return { files, model, stale: [], written, removed: 0, seconds: (performance.now() - started) / 1000 };
   }
   const templatesHash = createHash("sha256");

@@ -6,7 +6,6 @@ import { createHash } from "node:crypto";
 import { SpecError, type LoadedSpec } from "./load.js";
 import { implementedRules } from "@adxkit/bindings/runtime";
 import { basesOf, mergeFields, ownFields, type FieldModel, type SchemaIndex } from "./fields.js";
-import { pascal } from "./names.js";
 
 import { componentize, componentsOf, operationsOf, serversOf, type ComponentModel, type OperationModel, type ServerModel } from "./operations.js";
 
@@ -157,6 +156,28 @@ export interface AuctionRulesModel {
   breakerTimeoutFloorMs: number;
 }
 
+/**
+ * One option of `adxkit serve` (spec/schemas/serve-options.yaml): where it comes from and what
+ * it takes. The CLI builds its flags, environment variables, defaults and --print-config from
+ * these; the generated validateServeOptions checks the values.
+ */
+export interface ServeOptionModel {
+  /** The property of ServeOptions. */
+  name: string;
+  /** The flag with its argument, e.g. "--port <port>"; absent for a secret. */
+  flag?: string;
+  /** Environment variables, the first one set wins. */
+  env: string[];
+  /** A secret: never on the command line, redacted when printed; also read from the file `${env}_FILE` names. */
+  secret: boolean;
+  /** The JSON Schema type(s) of the value. */
+  type: string[];
+  /** The choices of an enum, if any. */
+  choices?: string[];
+  default?: string | number | boolean;
+  description: string;
+}
+
 /** Names of the parameters marked `x-adxkit-secret`, by where they travel, sorted. */
 export interface SecretParametersModel {
   query: string[];
@@ -167,6 +188,8 @@ export interface Model {
   macros: MacroModel[];
   secretParameters: SecretParametersModel;
   auctionRules?: AuctionRulesModel;
+  /** The options of `adxkit serve` (spec/schemas/serve-options.yaml), when the spec has them. */
+  serveOptions?: ServeOptionModel[];
   codelists: CodelistModel[];
   schemas: SchemaModel[];
   validators: ValidatorModel[];
@@ -353,13 +376,37 @@ export function buildModel(spec: LoadedSpec): Model {
   const secretNames = (where: string) =>
     [...new Set(apis.flatMap((a) => a.operations).flatMap((op) => op.parameters).filter((p) => p.secret && p.in === where).map((p) => p.name.toLowerCase()))].sort();
   const secretParameters = { query: secretNames("query"), header: secretNames("header") };
+  const serveOptions = serveOptionsOf(schemas.find((s) => s.id === "serve-options"), problems);
   if (problems.length) throw new SpecError(problems);
   const sources = [...spec.schemas, ...spec.codelists, ...spec.openapi, spec.errors, ...spec.examples]
     .map((f) => ({ specPath: f.specPath, text: f.text }))
     .sort((a, b) => a.specPath.localeCompare(b.specPath));
   const hash = createHash("sha256");
   for (const source of sources) hash.update(source.specPath).update("\0").update(source.text).update("\0");
-  return { macros, secretParameters, auctionRules, codelists, schemas, validators, errors, apis, sources, specHash: hash.digest("hex") };
+  return { macros, secretParameters, auctionRules, serveOptions, codelists, schemas, validators, errors, apis, sources, specHash: hash.digest("hex") };
+}
+
+/** The options table of spec/schemas/serve-options.yaml; every option needs a flag or, for a secret, a variable. */
+function serveOptionsOf(schema: SchemaModel | undefined, problems: string[]): ServeOptionModel[] | undefined {
+  if (schema === undefined) return undefined;
+  return Object.entries<any>(schema.schema.properties ?? {}).map(([name, node]): ServeOptionModel => {
+    const secret = node["x-adxkit-secret"] === true;
+    const env: unknown = node["x-adxkit-env"] ?? [];
+    if (!Array.isArray(env) || !env.every((e) => typeof e === "string" && /^[A-Z][A-Z0-9_]*$/.test(e))) problems.push(`${schema.specPath}: ${name}: x-adxkit-env must list variable names`);
+    if (secret ? node["x-adxkit-flag"] !== undefined || (env as string[]).length === 0 : typeof node["x-adxkit-flag"] !== "string") {
+      problems.push(`${schema.specPath}: ${name}: ${secret ? "a secret has variables (x-adxkit-env) and no flag" : "needs x-adxkit-flag"}`);
+    }
+    return {
+      name,
+      ...(secret ? {} : { flag: node["x-adxkit-flag"] }),
+      env: env as string[],
+      secret,
+      type: [node.type].flat(),
+      ...(node.enum ? { choices: node.enum.map(String) } : {}),
+      ...(node.default !== undefined ? { default: node.default } : {}),
+      description: String(node.description ?? "").trim(),
+    };
+  });
 }
 
 /** x- keywords the generator understands; any other is a typo and fails the load. */
@@ -375,6 +422,9 @@ export const knownExtensions = new Set([
   "x-deprecated",
   "x-examples",
   "x-max-length",
+  "x-adxkit-flag",
+  "x-adxkit-env",
+  "x-adxkit-secret",
 ]);
 
 function buildErrors(data: any, problems: string[]): ErrorsModel {

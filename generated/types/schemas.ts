@@ -1464,6 +1464,68 @@ ext?: Ext
 }
 
 /**
+ * The configuration of `adxkit serve`, the server of the report APIs, the exchange and the docs. Each option comes from its command-line flag (x-adxkit-flag), else its environment variable (x-adxkit-env, the first one set), else its default. A secret (x-adxkit-secret) has no flag, so it never shows in a process list: it comes from its variable, or from the file named by that variable with `_FILE` appended. `adxkit serve --print-config` prints the effective options and where each came from, secrets redacted. A value this schema refuses stops the server before it starts (exit 2), with the flag and what it accepts.
+ */
+export interface ServeOptions {
+/**
+ * DuckDB file of the embedded report store, created with its folder when missing (`:memory:` keeps everything in memory). One process at a time may open it.
+ */
+db?: string
+/**
+ * The report store's engine: DuckDB, embedded (`db`), or a ClickHouse server (`clickhouseUrl`).
+ */
+store?: ("duckdb" | "clickhouse")
+/**
+ * ClickHouse HTTP address and database, e.g. `http://ch:8123/adxkit`, with the user if any (`http://adxkit@ch:8123/adxkit`); the password is `clickhousePassword`.
+ */
+clickhouseUrl?: string
+/**
+ * The ClickHouse user's password.
+ */
+clickhousePassword?: string
+/**
+ * The keys that seal and open billing tokens, separated by commas, the sealing one first (nodes that share a ring). Without it, ADXKIT_BILLING_SECRET, else the key file beside `db` (`adxkit billing-keys`).
+ */
+billingKeys?: string
+/**
+ * One billing secret of any length, stretched to a key (as before keys rotated).
+ */
+billingSecret?: string
+/**
+ * The address to listen on (`0.0.0.0` for every interface).
+ */
+host?: string
+/**
+ * The port to listen on; 0 picks a free one. `PORT` is read after `ADXKIT_PORT`, as hosting platforms set it.
+ */
+port?: number
+/**
+ * The bidders file (a JSON array of BidderConfig); the exchange (`POST /openrtb2/auction`) runs only with one.
+ */
+bidders?: string
+/**
+ * The highest bid price the exchange takes, CPM; a bidder's own `max_cpm` replaces it. Default: max-bid-cpm of x-adxkit-auction (spec/openapi/bidding.yaml).
+ */
+maxCpm?: number
+/**
+ * The address devices reach this server at (the billing URLs); default `http://HOST:PORT`.
+ */
+publicUrl?: string
+/**
+ * The exchange's write-ahead spool folder (auctions and billing calls survive a crash), or false for none (`--no-spool`, or `ADXKIT_SPOOL=false`). Default: `spool/` beside `db`, none for `:memory:`. A spool folder belongs to one database.
+ */
+spool?: (string | boolean)
+/**
+ * Accept code-list values newer than the spec, reported as warnings (requests and bid responses).
+ */
+lenient?: boolean
+/**
+ * The log level (pino JSON lines on stderr). `info` logs a summary of the auctions each second; `debug` adds a line per auction and per request.
+ */
+logLevel?: ("fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent")
+}
+
+/**
  * OpenRTB 2.5: details of the website carrying the impressions (OpenRTB 2.5 3.2.13 Site). The interface document covers in-app traffic only and does not show site; a bid request carries site or app, never both (rule site-app-exclusive).
  */
 export interface Site {

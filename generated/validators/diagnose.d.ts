@@ -9,6 +9,7 @@ export declare function load(): {
   demandReportResponse: CompiledSchema;
   nativeRequest: CompiledSchema;
   nativeResponse: CompiledSchema;
+  serveOptions: CompiledSchema;
   supplyReportRequest: CompiledSchema;
   supplyReportResponse: CompiledSchema;
 };

@@ -2,7 +2,7 @@
 import { createValidator, type ValidateOptions, type ValidationResult, type Validator } from "@adxkit/bindings/runtime";
 import * as fast from "./fast.js";
 import * as diagnose from "./diagnose.js";
-import type { BidRequest, BidResponse, DemandReportRequest, DemandReportResponse, NativeRequest, NativeResponse, SupplyReportRequest, SupplyReportResponse } from "../types/schemas.js";
+import type { BidRequest, BidResponse, DemandReportRequest, DemandReportResponse, NativeRequest, NativeResponse, ServeOptions, SupplyReportRequest, SupplyReportResponse } from "../types/schemas.js";
 
 export type { ValidateOptions, ValidationIssue, ValidationResult } from "@adxkit/bindings/runtime";
 
@@ -65,6 +65,14 @@ export const validators: Record<string, Validator> = {
     diagnose: () => diagnose.load().nativeResponse,
     codeRules: [],
     unwrap: "native",
+    keywordRules,
+    lenientRules,
+    embedded,
+  }),
+  "serve-options": /* @__PURE__ */ createValidator({
+    fast: () => fast.load().serveOptions,
+    diagnose: () => diagnose.load().serveOptions,
+    codeRules: [],
     keywordRules,
     lenientRules,
     embedded,
@@ -148,6 +156,16 @@ export function validateNativeResponse(payload: unknown, options?: ValidateOptio
 /** True when `payload` is a valid NativeResponse (strict mode). */
 export function isNativeResponse(payload: unknown): payload is NativeResponse {
   return validators["native-response"](payload).valid;
+}
+
+/** Validates a ServeOptions. */
+export function validateServeOptions(payload: unknown, options?: ValidateOptions): ValidationResult {
+  return validators["serve-options"](payload, undefined, options);
+}
+
+/** True when `payload` is a valid ServeOptions (strict mode). */
+export function isServeOptions(payload: unknown): payload is ServeOptions {
+  return validators["serve-options"](payload).valid;
 }
 
 /** Validates a SupplyReportRequest (schema and rules start-not-after-end). */

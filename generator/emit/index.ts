@@ -7,5 +7,5 @@ import { pascal } from "../names.js";
 
 export function emitIndex(model: Model, render: Render): GeneratedFile[] {
   const apis = model.apis.map((api) => ({ id: api.id, typePrefix: pascal(api.id) }));
-  return [{ path: "index.ts", contents: render("index/index", { apis, schemaTitles: model.schemas.map((s) => s.title) }) }];
+  return [{ path: "index.ts", contents: render("index/index", { apis, schemaTitles: model.schemas.map((s) => s.title), config: model.serveOptions !== undefined }) }];
 }

@@ -11,6 +11,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { newSealKeyText, sealKey, SealKeyRing } from "./token-seal.js";
+import { readSecret } from "../secrets.js";
 
 /** The key file of a database. */
 export function billingKeysFile(db: string): string {
@@ -27,8 +28,11 @@ export function parseBillingKeys(text: string): string[] {
 
 /** The ring an exchange on `db` uses, from the environment or the files beside `db`. */
 export function loadBillingKeys(db: string, env: NodeJS.ProcessEnv = process.env): SealKeyRing {
-  if (env.ADXKIT_BILLING_KEYS) return new SealKeyRing(env.ADXKIT_BILLING_KEYS.split(",").map((k) => sealKey(k.trim())).filter(Boolean));
-  if (env.ADXKIT_BILLING_SECRET) return new SealKeyRing([sealKey(Buffer.from(env.ADXKIT_BILLING_SECRET, "utf8"))]);
+  // Each also from the file its _FILE variable names (service/secrets.ts).
+  const keys = readSecret("ADXKIT_BILLING_KEYS", env)?.value;
+  if (keys) return new SealKeyRing(keys.split(",").map((k) => sealKey(k.trim())).filter(Boolean));
+  const secret = readSecret("ADXKIT_BILLING_SECRET", env)?.value;
+  if (secret) return new SealKeyRing([sealKey(Buffer.from(secret, "utf8"))]);
   if (db === ":memory:") return new SealKeyRing([sealKey(newSealKeyText())]);
   const file = billingKeysFile(db);
   if (existsSync(file)) {

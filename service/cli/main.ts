@@ -47,7 +47,6 @@ export async function buildProgram(args: readonly string[] = []): Promise<Comman
   const program = new Command("adxkit")
     .version(packageVersion())
     .description("adxkit: spec-first toolkit and server for an ad exchange (report APIs A and B, OpenRTB 2.5 bidding C)")
-    .showHelpAfterError()
     .exitOverride();
   const running = commandNamed(args);
   for (const entry of commands) {
@@ -67,13 +66,24 @@ export function exitCodeFor(error: unknown, writeErr: (text: string) => void = (
   return error instanceof UsageError || (error as Error).name === "BidderConfigError" ? 2 : 1;
 }
 
-/** Runs the CLI; returns the exit code. */
+/** Commander's errors that are not mistakes: --help and --version end the command with exit 0. */
+const notMistakes = new Set(["commander.helpDisplayed", "commander.help", "commander.version"]);
+
+/**
+ * Runs the CLI; returns the exit code. A mistake in the command line (commander has printed its
+ * one line, naming the flag and what it takes) is followed by the command's usage line.
+ */
 export async function main(argv = process.argv): Promise<number> {
   const program = await buildProgram(argv.slice(2));
   try {
     await program.parseAsync(argv);
     return Number(process.exitCode ?? 0);
   } catch (error) {
+    if (error instanceof CommanderError && error.exitCode !== 0 && !notMistakes.has(error.code)) {
+      const name = commandNamed(argv.slice(2))?.name;
+      const command = program.commands.find((c) => c.name() === name) ?? program;
+      process.stderr.write(`usage: ${command === program ? "adxkit" : `adxkit ${name}`} ${command.usage()}  (--help for more)\n`);
+    }
     return exitCodeFor(error);
   }
 }

@@ -1,25 +1,67 @@
-/** The store options every command that opens the report store shares: --db, --store, --clickhouse-url. */
+/**
+ * The store options every command that opens the report store shares: --db, --store,
+ * --clickhouse-url (the ClickHouse password only from ADXKIT_CLICKHOUSE_PASSWORD, or the file
+ * ADXKIT_CLICKHOUSE_PASSWORD_FILE names: never on a command line).
+ */
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import type { Command } from "commander";
 import { openStore } from "../store/index.js";
 import type { ReportStore } from "../store/store.js";
 import { UsageError } from "./errors.js";
+import { readSecret } from "../secrets.js";
 
 export interface StoreCommandOptions {
   db: string;
   store?: string;
   clickhouseUrl?: string;
+  /** Default: ADXKIT_CLICKHOUSE_PASSWORD (or its _FILE). */
+  clickhousePassword?: string;
 }
 
 /** Adds --store and --clickhouse-url next to a command's --db. */
 export function addStoreOptions(command: Command): Command {
   return command
     .option("--store <engine>", "report store: duckdb (embedded, --db) or clickhouse (--clickhouse-url)", "duckdb")
-    .option("--clickhouse-url <url>", "ClickHouse HTTP address and database, e.g. http://127.0.0.1:8123/adxkit");
+    .option("--clickhouse-url <url>", "ClickHouse HTTP address and database, e.g. http://127.0.0.1:8123/adxkit (password: ADXKIT_CLICKHOUSE_PASSWORD)");
 }
 
-/** Opens the store the options name; a wrong engine name is a usage error (exit 2). */
-export function openStoreFrom(options: StoreCommandOptions): Promise<ReportStore> {
+/** The ClickHouse address with the password of the environment, when it has none of its own. */
+function withPassword(url: string, password: string | undefined): string {
+  if (password === undefined) return url;
+  const parsed = new URL(url);
+  if (parsed.password !== "") return url;
+  if (parsed.username === "") parsed.username = "default";
+  parsed.password = password;
+  return parsed.href;
+}
+
+/**
+ * What a spool records as its database: the absolute path of the DuckDB file, or the ClickHouse
+ * address without its credentials; undefined for `:memory:`.
+ */
+export function storeIdentity(options: Pick<StoreCommandOptions, "db" | "store" | "clickhouseUrl">): string | undefined {
+  if ((options.store ?? "duckdb") === "clickhouse" && options.clickhouseUrl) {
+    const url = new URL(options.clickhouseUrl);
+    url.username = "";
+    url.password = "";
+    return url.href;
+  }
+  return options.db === ":memory:" ? undefined : resolve(options.db);
+}
+
+/**
+ * Opens the store the options name; a wrong engine name is a usage error (exit 2). A command that
+ * only reads (`create: false`) refuses a DuckDB file that does not exist, instead of creating an
+ * empty one (and its folders) and reporting nothing.
+ */
+export function openStoreFrom(options: StoreCommandOptions, { create }: { create: boolean }): Promise<ReportStore> {
   const engine = options.store ?? "duckdb";
   if (engine !== "duckdb" && engine !== "clickhouse") throw new UsageError(`--store must be duckdb or clickhouse (got ${engine})`);
-  return openStore({ db: options.db, store: engine, clickhouseUrl: options.clickhouseUrl });
+  if (engine === "duckdb" && !create && options.db !== ":memory:" && !existsSync(options.db)) {
+    throw new UsageError(`--db ${options.db}: no such database (this command reads one; serve, seed, ingest and accounts create make one)`);
+  }
+  const password = options.clickhousePassword ?? readSecret("ADXKIT_CLICKHOUSE_PASSWORD")?.value;
+  const clickhouseUrl = options.clickhouseUrl === undefined ? undefined : withPassword(options.clickhouseUrl, password);
+  return openStore({ db: options.db, store: engine, clickhouseUrl });
 }

@@ -126,6 +126,7 @@ describe("adxkit accounts", () => {
   });
 
   it("exits 1 when revoking an unknown userid", async () => {
+    expect((await run("accounts", "create", "--db", db, "--side", "demand", "--bidder-id", "dsp-1")).exitCode).toBe(0);
     const result = await run("accounts", "revoke", "--db", db, "u_nobody");
     expect(result.exitCode).toBe(1);
     expect(result.stderr).toContain('no account "u_nobody"');

@@ -6,9 +6,9 @@ import { UsageError } from "../errors.js";
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
-/** Opens the store, runs `work`, and always closes it. */
-async function withStore<T>(options: StoreCommandOptions, work: (store: ReportStore) => Promise<T>): Promise<T> {
-  const store = await openStoreFrom(options);
+/** Opens the store (creating it only for `create`), runs `work`, and always closes it. */
+async function withStore<T>(options: StoreCommandOptions, create: boolean, work: (store: ReportStore) => Promise<T>): Promise<T> {
+  const store = await openStoreFrom(options, { create });
   try {
     return await work(store);
   } finally {
@@ -72,7 +72,7 @@ Examples:
     )
     .action(async (options: CreateOptions) => {
       const account = newAccount(options);
-      const created = await withStore(options, (store) =>
+      const created = await withStore(options, true, (store) =>
         store.createAccount(account).catch((error: unknown) => {
           if (error instanceof StoreError && error.code === "ADX_ERR_STORE_ACCOUNT_INVALID") throw new UsageError(error.message);
           throw error;
@@ -92,7 +92,7 @@ Examples:
   $ adxkit accounts list --db ./data/adxkit.duckdb | grep '"revoked":false'`,
     )
     .action(async (options: { db: string }) => {
-      const list = await withStore(options, (store) => store.listAccounts());
+      const list = await withStore(options, false, (store) => store.listAccounts());
       for (const account of list) process.stdout.write(`${JSON.stringify(account)}\n`);
     });
 
@@ -107,7 +107,7 @@ Examples:
   $ adxkit accounts revoke --db ./data/adxkit.duckdb u_0123456789ab`,
     )
     .action(async (userid: string, options: { db: string }) => {
-      const revoked = await withStore(options, (store) => store.revokeAccount(userid));
+      const revoked = await withStore(options, false, (store) => store.revokeAccount(userid));
       if (revoked) {
         process.stdout.write(`${JSON.stringify({ userid, revoked: true })}\n`);
         return;

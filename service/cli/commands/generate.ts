@@ -24,5 +24,10 @@ Examples:
       // The generator and its packages load only for this command.
       const { runGenerate } = await import("../../../generator/cli.js");
       process.exitCode = await runGenerate({ ...options, targets: options.target });
+      // This command runs the compiled adxkit: what it just wrote reaches the CLI and the server
+      // only once compiled (npm run generate does both).
+      if (process.exitCode === 0 && !options.check && options.out === undefined) {
+        process.stderr.write("adxkit generate: the CLI and the server run the compiled bindings; `npm run compile` builds them from what was just generated\n");
+      }
     });
 }

@@ -121,7 +121,7 @@ Examples:
         });
       }
       const name = fromStdin ? "<stdin>" : file;
-      const store = await openStoreFrom(options);
+      const store = await openStoreFrom(options, { create: true });
       const started = performance.now();
       try {
         const ingested = await store.ingest(fromStdin ? readFacts(process.stdin, name) : readFactsFromFile(file, name));

@@ -46,7 +46,7 @@ Examples:
       } catch (error) {
         throw new UsageError((error as Error).message);
       }
-      const store = await openStoreFrom(options);
+      const store = await openStoreFrom(options, { create: true });
       const started = performance.now();
       try {
         await store.ingest(withProgress(generateSeedFacts(seedOptions), plan.supplyRows + plan.demandRows));

@@ -1,0 +1,118 @@
+/**
+ * The options of `adxkit serve`, from the spec (spec/schemas/serve-options.yaml, generated
+ * `serveOptions` and `validateServeOptions`): each from its flag, else its first environment
+ * variable set, else its default; secrets from their variable or the file `${VARIABLE}_FILE`
+ * names, never from a flag. The values are checked by the generated validator, so a bad one gets
+ * the same message as any payload, with the flag and where the value came from.
+ */
+import { Option, type Command } from "commander";
+import { serveOptions, validateServeOptions, type ServeOption, type ServeOptions } from "@adxkit/bindings";
+import { readSecret } from "../secrets.js";
+import { UsageError } from "./errors.js";
+
+/** Where an option's value came from: its flag, a variable (or the file a _FILE variable names), or the spec's default. */
+export type OptionOrigin = string;
+
+/** The effective options and, for each one set, where it came from. */
+export interface ResolvedServeOptions {
+  values: ServeOptions;
+  origins: Partial<Record<keyof ServeOptions, OptionOrigin>>;
+}
+
+const byName = new Map(serveOptions.map((o) => [o.name, o]));
+const flagName = (o: ServeOption) => o.flag?.split(" ")[0];
+
+/**
+ * A text (a flag's argument or a variable) as the value the option's schema type takes; text that
+ * is no such value stays text, and the validator says what is wrong with it.
+ */
+function typed(option: ServeOption, text: unknown): unknown {
+  if (typeof text !== "string") return text;
+  const types = option.type;
+  if ((types.includes("integer") || types.includes("number")) && /^\s*-?\d+(\.\d+)?([eE][-+]?\d+)?\s*$/.test(text)) return Number(text);
+  if (types.includes("boolean")) {
+    if (/^(true|1|yes|on)$/i.test(text)) return true;
+    if (/^(false|0|no|off)$/i.test(text)) return false;
+  }
+  return text;
+}
+
+/** Adds the flag of every option that has one (`--spool <dir>` also gets `--no-spool`), and --print-config. */
+export function addServeOptions(command: Command): Command {
+  for (const option of serveOptions) {
+    if (option.flag === undefined) continue;
+    const variables = option.env.length > 0 ? `; env ${option.env.join(", ")}` : "";
+    const fallback = option.default !== undefined ? `; default ${option.default}` : "";
+    command.addOption(new Option(option.flag, `${option.description}${variables}${fallback}`));
+    if (option.type.includes("boolean") && option.type.includes("string")) {
+      command.addOption(new Option(`--no-${flagName(option)!.slice(2)}`, `no ${option.name} at all (or ${option.env[0]}=false)`));
+    }
+  }
+  return command.addOption(new Option("--print-config", "print the effective options, where each came from (flag, variable, default), secrets redacted; then exit"));
+}
+
+/**
+ * The effective options: flags (what commander parsed, `cli` in its value sources) win over
+ * variables, variables over defaults. Throws a UsageError naming the flag (or variable), the
+ * value's origin and the validator's message when a value does not fit the schema.
+ */
+export function resolveServeOptions(command: Command, env: NodeJS.ProcessEnv = process.env): ResolvedServeOptions {
+  const parsed = command.opts() as Record<string, unknown>;
+  const values: Record<string, unknown> = {};
+  const origins: Record<string, string> = {};
+  for (const option of serveOptions) {
+    const flag = flagName(option);
+    if (flag !== undefined && command.getOptionValueSource(option.name) === "cli") {
+      values[option.name] = typed(option, parsed[option.name]);
+      origins[option.name] = parsed[option.name] === false ? `--no-${flag.slice(2)}` : flag;
+      continue;
+    }
+    const variable = option.secret ? option.env.map((name) => readSecret(name, env)).find(Boolean) : option.env.filter((name) => env[name] !== undefined).map((name) => ({ value: env[name]!, origin: name }))[0];
+    if (variable !== undefined) {
+      values[option.name] = typed(option, variable.value);
+      origins[option.name] = variable.origin;
+    } else if (option.default !== undefined) {
+      values[option.name] = option.default;
+      origins[option.name] = "default";
+    }
+  }
+  const result = validateServeOptions(values);
+  if (!result.valid) {
+    const problems = result.errors.map((issue) => {
+      const name = issue.path.split("/")[1] ?? "";
+      const option = byName.get(name);
+      const label = option?.flag !== undefined ? flagName(option) : (option?.env[0] ?? name);
+      const origin = origins[name] !== undefined && origins[name] !== label ? ` (from ${origins[name]})` : "";
+      const shown = option?.secret ? "" : ` ${JSON.stringify(values[name])}`;
+      const choices = option?.choices ? ` (one of ${option.choices.join(", ")})` : "";
+      return `${label}${shown}${origin}: ${issue.message}${choices}`;
+    });
+    throw new UsageError(`${problems.join("; ")} — usage: adxkit serve [options], see adxkit serve --help`);
+  }
+  return { values: values as ServeOptions, origins };
+}
+
+/** The effective options as --print-config prints them: each value (secrets and URL passwords redacted) and its origin. */
+export function printableConfig({ values, origins }: ResolvedServeOptions): Record<string, { value: unknown; from: string }> {
+  const printed: Record<string, { value: unknown; from: string }> = {};
+  for (const option of serveOptions) {
+    const name = option.name as keyof ServeOptions;
+    if (values[name] === undefined) continue;
+    let value: unknown = option.secret ? "[redacted]" : values[name];
+    if (typeof value === "string" && /^https?:\/\//.test(value)) value = redactUrlPassword(value);
+    printed[name] = { value, from: origins[name] ?? "default" };
+  }
+  return printed;
+}
+
+/** A URL with its password, if any, written [redacted]. */
+export function redactUrlPassword(text: string): string {
+  try {
+    const url = new URL(text);
+    if (url.password === "") return text;
+    url.password = "redacted";
+    return url.href.replace(":redacted@", ":[redacted]@");
+  } catch {
+    return text;
+  }
+}
