@@ -21,7 +21,7 @@ function forTypes(node: any, titles: Map<string, string>): any {
     // A `not` schema marks a field that must be absent: type it as never.
     if (key === "properties") {
       out.properties = Object.fromEntries(
-        Object.entries<any>(value as object).map(([name, prop]) => [name, prop && prop.not && Object.keys(prop.not).length === 0 ? { tsType: "never", description: prop.description } : forTypes(prop, titles)]),
+        Object.entries<any>(value as object).map(([name, prop]) => [name, prop?.not && Object.keys(prop.not).length === 0 ? { tsType: "never", description: prop.description } : forTypes(prop, titles)]),
       );
       continue;
     }

@@ -12,7 +12,7 @@
 import { Worker } from "node:worker_threads";
 import type { EventLogger } from "../events/facts.js";
 import type { KindCounters, NoticeKind, NoticeOptions } from "./notices.js";
-import { NoticeSender } from "./notices.js";
+import type { NoticeSender } from "./notices.js";
 import { auctionRules } from "@adxkit/bindings";
 
 /** Slots of the shared counter array. */

@@ -89,13 +89,19 @@ describe("ties", () => {
     const answersOf = (bidder: string) => ex.handle.stats().bidders[bidder].answers;
     let after = answersOf("dsp-a") + 1;
     a.behave((r) => ({ body: answer(r, [bid(2, { crid: "from-a" })]) }));
-    b.behave(async (r) => (await answerTaken("dsp-a", after), { body: answer(r, [bid(2, { crid: "from-b" })]) }));
+    b.behave(async (r) => {
+      await answerTaken("dsp-a", after);
+      return { body: answer(r, [bid(2, { crid: "from-b" })]) };
+    });
     const first = await ex.auction(bannerRequest());
     expect(first.body.seatbid[0].bid[0].crid).toBe("from-a");
     expect(first.body.seatbid[0].bid[0].price).toBe(2);
 
     after = answersOf("dsp-b") + 1;
-    a.behave(async (r) => (await answerTaken("dsp-b", after), { body: answer(r, [bid(2, { crid: "from-a" })]) }));
+    a.behave(async (r) => {
+      await answerTaken("dsp-b", after);
+      return { body: answer(r, [bid(2, { crid: "from-a" })]) };
+    });
     b.behave((r) => ({ body: answer(r, [bid(2, { crid: "from-b" })]) }));
     const second = await ex.auction(bannerRequest());
     expect(second.body.seatbid[0].bid[0].crid).toBe("from-b");

@@ -43,7 +43,12 @@ async function run(fixture: Fixture, kind: "exemplary" | "supplemental") {
   let ex: TestExchange | undefined;
   const answerTaken = (bidder: string) => waitFor(() => (ex?.handle.stats().bidders[bidder]?.answers ?? 0) > 0, undefined, `${bidder}'s answer`);
   const fakes = await Promise.all(
-    fixture.bidders.map(({ answersAfter, mockResponse }) => startFakeBidder(async () => (answersAfter ? (await answerTaken(answersAfter), mockResponse) : mockResponse))),
+    fixture.bidders.map(({ answersAfter, mockResponse }) =>
+      startFakeBidder(async () => {
+        if (answersAfter) await answerTaken(answersAfter);
+        return mockResponse;
+      }),
+    ),
   );
   ex = await startExchange(
     fixture.bidders.map((b, i) => ({ id: b.id, seat: b.seat, endpoint: fakes[i].endpoint, ...(b.formats ? { formats: b.formats } : {}), ...(b.timeout_ms ? { timeout_ms: b.timeout_ms } : {}) })),

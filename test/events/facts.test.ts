@@ -172,7 +172,7 @@ describe("fact aggregator with a spool", () => {
   });
 
   test("events of one turn share one spool line, written before any of them is answered", async () => {
-    const { spool, store: sink, agg } = spooledAggregator();
+    const { spool, agg } = spooledAggregator();
     open.push(agg);
     const answered = Array.from({ length: 50 }, (_, n) =>
       agg.record(withIds(agg, [increment("supply", { request: 1 }), increment("demand", { request: 1, response: n % 2 })]), {

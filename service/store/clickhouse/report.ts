@@ -12,7 +12,7 @@ import type { Dimension, Metric, ReportQuery, ReportResult, ReportRow, Side } fr
 import type { ClickHouseConnection } from "./connection.js";
 import type { SqlValues } from "./sql.js";
 
-import { DAY_MS, HOUR_MS, timeRanges } from "../time-ranges.js";
+import { timeRanges } from "../time-ranges.js";
 import { checkIntegers, checkStrings, invalidQuery as invalid, reportTimeMillis } from "../checks.js";
 /** Largest `limit` (interface document 8). */
 export const MAX_LIMIT = 50_000;

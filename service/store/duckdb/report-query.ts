@@ -21,7 +21,7 @@ import {
 import type { Dimension, Metric, ReportQuery, Side } from "../store.js";
 import type { DictionaryTable } from "./dictionary.js";
 
-import { DAY_MS, HOUR_MS, timeRanges } from "../time-ranges.js";
+import { DAY_MS, timeRanges } from "../time-ranges.js";
 import { checkIntegers, checkStrings, invalidQuery as invalid, reportTimeMillis } from "../checks.js";
 /** Largest `limit` (interface document 8). */
 export const MAX_LIMIT = 50_000;
