@@ -128,7 +128,7 @@ describe.skipIf(!BUILT)("adxkit demo", () => {
     let stdout = "";
     demo.stdout!.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
     try {
-      const deadline = Date.now() + PATIENCE_MS * 3;
+      const deadline = Date.now() + PATIENCE_MS * 6; // start-up and filling, generous on a loaded machine
       while (!stdout.includes("Stop with Ctrl-C") && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
       const url = /adxkit is running at (\S+)/.exec(stdout)?.[1];
       const [, userid, authorization] = /supply \(B\)[^\n]*x-userid (\S+)\s+x-authorization (\S+)/.exec(stdout) ?? [];
