@@ -17,6 +17,8 @@ export type {
   BidRequest,
   BidResponse,
   Bid,
+  BidderConfig,
+  BiddersFile,
   CompanionBanner,
   Content,
   Data,

@@ -53,18 +53,23 @@ function fieldName(path: string): string {
 
 const shapeKeywords = /* @__PURE__ */ new Set(["type", "required", "pattern", "format"]);
 
-/** Turns ajv's errors into issues with rule ids; `required` points at the missing field itself. */
+/** Turns ajv's errors into issues with rule ids; `required` points at the missing field, `additionalProperties` at the unknown one. */
 export function issuesFromAjv(errors: readonly AjvError[], keywordRules: Readonly<Record<string, string>>): ValidationIssue[] {
   const out: ValidationIssue[] = [];
   const seen = new Set<string>();
   for (const error of errors) {
     let path = error.instancePath;
     if (error.keyword === "required") path += "/" + pointerSegment(error.params.missingProperty);
+    if (error.keyword === "additionalProperties") path += "/" + pointerSegment(error.params.additionalProperty);
     // x-rule names the rule of the node's own constraint (minItems, a code list, not), never of its shape.
     const named = !shapeKeywords.has(error.keyword) ? error.parentSchema?.["x-rule"] : undefined;
     const rule = named ?? (error.keyword === "x-codelist" ? "codelist" : (keywordRules[error.keyword] ?? "schema"));
     const message =
-      error.keyword === "required" ? `${fieldName(path)} is required` : `${fieldName(path)} ${error.message ?? "is invalid"}`;
+      error.keyword === "required"
+        ? `${fieldName(path)} is required`
+        : error.keyword === "additionalProperties"
+          ? `${fieldName(path)} is not a field of this object`
+          : `${fieldName(path)} ${error.message ?? "is invalid"}`;
     const key = `${path}\0${rule}\0${message}`;
     if (seen.has(key)) continue;
     seen.add(key);

@@ -347,6 +347,53 @@ ext?: Ext
 }
 
 /**
+ * One bidder of the exchange: an entry of the bidders file (`adxkit serve --bidders FILE`, BiddersFile). Besides what this schema says, the server checks what a schema cannot: the ids are unique in the file, `endpoint` is an http(s) URL and each notice origin an http(s) origin.
+ */
+export interface BidderConfig {
+/**
+ * The bidder's id, the bidder_id of the demand reports (bounded as the report store bounds it).
+ */
+id: string
+/**
+ * The http(s) URL the bid requests are POSTed to.
+ */
+endpoint: string
+/**
+ * The bidder's seat, the seat of its bids when its answer names none.
+ */
+seat: string
+/**
+ * The ad formats the bidder buys (AdFormat codes); all when absent. An imp offering none of them is not sent to it, and a request with no such imp not at all.
+ * 
+ * @minItems 1
+ */
+formats?: [number, ...(number)[]]
+/**
+ * At most this many milliseconds for this bidder, within the request's tmax.
+ */
+timeout_ms?: number
+/**
+ * The highest bid price (CPM) taken from this bidder, instead of the exchange's; a higher bid is rejected (price-above-max). At most 9,007,199,254, so micro-units stay safe integers.
+ */
+max_cpm?: number
+/**
+ * The origins its nurl and burl may point at (scheme, host and port only, such as `https://win.dsp.example`); its endpoint's origin when absent.
+ * 
+ * @minItems 1
+ */
+notice_origins?: [string, ...(string)[]]
+/**
+ * Its notices may reach loopback, private and link-local addresses (a bidder on the same host or network, as in the demo); refused otherwise.
+ */
+allow_private_addresses?: boolean
+}
+
+/**
+ * The bidders file of `adxkit serve --bidders FILE` (or ADXKIT_BIDDERS): a JSON array of the bidders the exchange calls, each a BidderConfig. Checked when the server starts, every problem listed at once; the server does not start with any.
+ */
+export type BiddersFile = BidderConfig[]
+
+/**
  * Banner object offered as a companion ad of a video impression (interface document 2.4, imp.video.companionad). The document shows id, w, h, pos, battr and expdir; their meanings beyond the names are not described, the OpenRTB 2.5 Banner meanings are given here. Other Banner fields are passed through.
  */
 export interface CompanionBanner {

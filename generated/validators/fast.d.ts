@@ -5,6 +5,7 @@ import type { CompiledSchema } from "@adxkit/bindings/runtime";
 export declare function load(): {
   bidRequest: CompiledSchema;
   bidResponse: CompiledSchema;
+  biddersFile: CompiledSchema;
   demandReportRequest: CompiledSchema;
   demandReportResponse: CompiledSchema;
   nativeRequest: CompiledSchema;

@@ -2,7 +2,7 @@
 import { createValidator, type ValidateOptions, type ValidationResult, type Validator } from "@adxkit/bindings/runtime";
 import * as fast from "./fast.js";
 import * as diagnose from "./diagnose.js";
-import type { BidRequest, BidResponse, DemandReportRequest, DemandReportResponse, NativeRequest, NativeResponse, ServeOptions, SupplyReportRequest, SupplyReportResponse } from "../types/schemas.js";
+import type { BidRequest, BidResponse, BiddersFile, DemandReportRequest, DemandReportResponse, NativeRequest, NativeResponse, ServeOptions, SupplyReportRequest, SupplyReportResponse } from "../types/schemas.js";
 
 export type { ValidateOptions, ValidationIssue, ValidationResult } from "@adxkit/bindings/runtime";
 
@@ -31,6 +31,14 @@ export const validators: Record<string, Validator> = {
     fast: () => fast.load().bidResponse,
     diagnose: () => diagnose.load().bidResponse,
     codeRules: ["bid-impid-exists","native-markup-object","response-cur-allowed","response-id-matches"],
+    keywordRules,
+    lenientRules,
+    embedded,
+  }),
+  "bidders-file": /* @__PURE__ */ createValidator({
+    fast: () => fast.load().biddersFile,
+    diagnose: () => diagnose.load().biddersFile,
+    codeRules: [],
     keywordRules,
     lenientRules,
     embedded,
@@ -116,6 +124,16 @@ export function validateBidResponse(payload: unknown, request?: unknown, options
 /** True when `payload` is a valid BidResponse (strict mode). */
 export function isBidResponse(payload: unknown): payload is BidResponse {
   return validators["bid-response"](payload).valid;
+}
+
+/** Validates a BiddersFile. */
+export function validateBiddersFile(payload: unknown, options?: ValidateOptions): ValidationResult {
+  return validators["bidders-file"](payload, undefined, options);
+}
+
+/** True when `payload` is a valid BiddersFile (strict mode). */
+export function isBiddersFile(payload: unknown): payload is BiddersFile {
+  return validators["bidders-file"](payload).valid;
 }
 
 /** Validates a DemandReportRequest (schema and rules start-not-after-end). */

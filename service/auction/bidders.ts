@@ -1,36 +1,16 @@
 /**
- * The exchange's bidders, from `--bidders FILE`: a JSON array of
- * `{"id": "dsp-1", "endpoint": "http://127.0.0.1:9001/bid", "seat": "seat-1"}` with optional
- * `formats` (ad format codes the bidder buys: 1 banner, 2 native, 3 video, 4 rewarded video;
- * all when absent), `timeout_ms` (a cap on the time the bidder gets, below the request's),
- * `max_cpm` (the highest bid taken from it, instead of the exchange's), `notice_origins` (the
- * origins its nurl and burl may point at; its endpoint's origin when absent) and
- * `allow_private_addresses` (its notices may reach loopback, private and link-local addresses:
- * a bidder on the same host or network; notice-origins.ts).
+ * The exchange's bidders, from `--bidders FILE`: a JSON array of BidderConfig
+ * (spec/schemas/bidders-file.yaml and bidder-config.yaml: `id`, `endpoint`, `seat`, and the
+ * optional `formats`, `timeout_ms`, `max_cpm`, `notice_origins`, `allow_private_addresses`),
+ * checked by the generated validateBiddersFile with the messages of every payload; this file
+ * adds what a schema cannot say (unique ids, real http(s) URLs and origins) and normalises the
+ * values (formats once each, origins in URL.origin form).
  */
 import { readFile } from "node:fs/promises";
-import { AdFormat } from "@adxkit/bindings";
-import { MAX_ID_LENGTH, withinIdLength } from "../store/fact.js";
-import { isSafeCpm, MAX_SAFE_CPM } from "./money.js";
+import { validateBiddersFile, type BidderConfig as BidderConfigEntry } from "@adxkit/bindings";
 
-/** One bidder the exchange calls. `id` is the bidder_id of the demand reports. */
-export interface BidderConfig {
-  id: string;
-  /** http(s) URL the bid request is POSTed to. */
-  endpoint: string;
-  /** The bidder's seat: the seat of its bids when its answer names none. */
-  seat: string;
-  /** Ad format codes the bidder buys; absent means all. */
-  formats?: number[];
-  /** At most this many milliseconds for this bidder (within the request's tmax). */
-  timeout_ms?: number;
-  /** Highest bid price (CPM) taken from this bidder; higher ones are rejected (price-above-max). */
-  max_cpm?: number;
-  /** Origins (`https://win.dsp.example`) its nurl and burl may point at; its endpoint's origin when absent. */
-  notice_origins?: string[];
-  /** Its notices may go to loopback, private and link-local addresses (refused otherwise). */
-  allow_private_addresses?: boolean;
-}
+/** One bidder the exchange calls: a BidderConfig of the spec, its lists as plain arrays. `id` is the bidder_id of the demand reports. */
+export type BidderConfig = Omit<BidderConfigEntry, "formats" | "notice_origins"> & { formats?: number[]; notice_origins?: string[] };
 
 /** A bidders file that cannot be used; `problems` lists every problem, one line each. */
 export class BidderConfigError extends Error {
@@ -41,8 +21,6 @@ export class BidderConfigError extends Error {
     this.problems = problems;
   }
 }
-
-const fields = new Set(["id", "endpoint", "seat", "formats", "timeout_ms", "max_cpm", "notice_origins", "allow_private_addresses"]);
 
 /** An http(s) origin written as one (no path, query, fragment or credentials), in URL.origin form; else undefined. */
 function originOf(text: unknown): string | undefined {
@@ -56,57 +34,46 @@ function originOf(text: unknown): string | undefined {
   return typeof text === "string" && bare && (url.protocol === "http:" || url.protocol === "https:") ? url.origin : undefined;
 }
 
+/** A validator issue as a line of the file's problems: `[2]: timeout_ms must be > 0` (the bidder, then the message that names the field). */
+function problemLine(issue: { path: string; message: string }): string {
+  if (issue.path === "") return `must be a JSON array of bidders (${issue.message})`;
+  const index = issue.path.split("/")[1];
+  return `[${index}]: ${issue.message.replace(`[${index}] `, "")}`;
+}
+
 /** Checks a parsed bidders list; throws BidderConfigError naming every problem (`[1].endpoint: …`). */
 export function parseBidders(value: unknown, source = "bidders"): BidderConfig[] {
-  if (!Array.isArray(value)) throw new BidderConfigError(source, ["must be a JSON array of bidders"]);
-  const problems: string[] = [];
+  const result = validateBiddersFile(value);
+  const problems = result.errors.map(problemLine);
+  if (!Array.isArray(value)) throw new BidderConfigError(source, problems);
+  // What the schema cannot say, for the entries whose fields have the right types.
   const ids = new Map<string, number>();
   value.forEach((bidder, index) => {
-    const at = (field?: string) => `[${index}]${field ? "." + field : ""}`;
-    if (typeof bidder !== "object" || bidder === null || Array.isArray(bidder)) {
-      problems.push(`${at()}: must be an object {id, endpoint, seat}`);
-      return;
-    }
+    if (typeof bidder !== "object" || bidder === null) return;
     const b = bidder as Record<string, unknown>;
-    for (const key of Object.keys(b)) if (!fields.has(key)) problems.push(`${at(key)}: unknown field (expected ${[...fields].join(", ")})`);
-    // The id is the bidder_id of the demand reports: bounded as the report store bounds it.
-    if (typeof b.id !== "string" || b.id.trim() === "") problems.push(`${at("id")}: must be a non-empty string`);
-    else if (!withinIdLength(b.id)) problems.push(`${at("id")}: must be at most ${MAX_ID_LENGTH} characters`);
-    else if (ids.has(b.id)) problems.push(`${at("id")}: "${b.id}" repeats bidder [${ids.get(b.id)}]`);
-    else ids.set(b.id, index);
-    if (typeof b.seat !== "string") problems.push(`${at("seat")}: must be a string`);
-    if (typeof b.endpoint !== "string") problems.push(`${at("endpoint")}: must be an http(s) URL`);
-    else {
+    if (typeof b.id === "string" && b.id !== "") {
+      if (ids.has(b.id)) problems.push(`[${index}]: id "${b.id}" repeats bidder [${ids.get(b.id)}]`);
+      else ids.set(b.id, index);
+    }
+    if (typeof b.endpoint === "string") {
       let url: URL | undefined;
       try {
         url = new URL(b.endpoint);
       } catch {
-        problems.push(`${at("endpoint")}: not a URL (${JSON.stringify(b.endpoint)})`);
+        problems.push(`[${index}]: endpoint is not a URL (${JSON.stringify(b.endpoint)})`);
       }
-      if (url && url.protocol !== "http:" && url.protocol !== "https:") problems.push(`${at("endpoint")}: must be http or https (got ${url.protocol})`);
+      if (url && url.protocol !== "http:" && url.protocol !== "https:") problems.push(`[${index}]: endpoint must be http or https (got ${url.protocol})`);
     }
-    if (b.formats !== undefined) {
-      if (!Array.isArray(b.formats) || b.formats.length === 0) problems.push(`${at("formats")}: must be a non-empty array of ad format codes (1 banner, 2 native, 3 video, 4 rewarded video)`);
-      else
-        b.formats.forEach((code, i) => {
-          if (!AdFormat.has(code)) problems.push(`${at("formats")}[${i}]: ${JSON.stringify(code)} is not an ad format code (1 banner, 2 native, 3 video, 4 rewarded video)`);
-        });
+    if (Array.isArray(b.notice_origins)) {
+      b.notice_origins.forEach((origin, i) => {
+        if (typeof origin === "string" && originOf(origin) === undefined) {
+          problems.push(`[${index}]: notice_origins[${i}] ${JSON.stringify(origin)} is not an http(s) origin (scheme, host and port only, such as "https://win.dsp.example")`);
+        }
+      });
     }
-    if (b.timeout_ms !== undefined && !(Number.isInteger(b.timeout_ms) && (b.timeout_ms as number) > 0)) {
-      problems.push(`${at("timeout_ms")}: must be a positive integer (milliseconds)`);
-    }
-    if (b.notice_origins !== undefined) {
-      if (!Array.isArray(b.notice_origins) || b.notice_origins.length === 0) problems.push(`${at("notice_origins")}: must be a non-empty array of origins such as "https://win.dsp.example"`);
-      else
-        b.notice_origins.forEach((origin, i) => {
-          if (originOf(origin) === undefined) problems.push(`${at("notice_origins")}[${i}]: ${JSON.stringify(origin)} is not an http(s) origin (scheme, host and port only, such as "https://win.dsp.example")`);
-        });
-    }
-    if (b.allow_private_addresses !== undefined && typeof b.allow_private_addresses !== "boolean") problems.push(`${at("allow_private_addresses")}: must be true or false`);
-    if (b.max_cpm !== undefined && !isSafeCpm(b.max_cpm)) problems.push(`${at("max_cpm")}: must be a positive number (CPM) of at most ${MAX_SAFE_CPM}`);
   });
   if (problems.length > 0) throw new BidderConfigError(source, problems);
-  return value.map((b) => {
+  return (value as BidderConfig[]).map((b) => {
     const config: BidderConfig = { id: b.id, endpoint: b.endpoint, seat: b.seat };
     if (b.formats !== undefined) config.formats = [...new Set<number>(b.formats)];
     if (b.timeout_ms !== undefined) config.timeout_ms = b.timeout_ms;
