@@ -21,6 +21,8 @@ const npx = process.platform === "win32" ? "npx.cmd" : "npx";
 const MINUTES = 60_000;
 
 let root: string;
+/** The bindings' tarball, packed once for both projects. */
+let bindingsTarball: string;
 
 function run(command: string, args: string[], cwd: string, timeout = 2 * MINUTES): SpawnSyncReturns<string> {
   return spawnSync(command, args, { cwd, encoding: "utf8", timeout, env: { ...process.env, npm_config_update_notifier: "false", npm_config_fund: "false", npm_config_audit: "false" } });
@@ -78,7 +80,8 @@ const consumerTsconfig = (file: string) =>
 
 beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), "adxkit-pack-"));
-});
+  bindingsTarball = pack(["-w", "@adxkit/bindings"]);
+}, 3 * MINUTES);
 
 afterAll(() => {
   if (root) rmSync(root, { recursive: true, force: true });
@@ -90,7 +93,7 @@ describe("@adxkit/bindings, installed alone by another service", { timeout: 5 * 
   const installed = () => join(app, "node_modules", "@adxkit", "bindings");
 
   beforeAll(() => {
-    tarball = pack(["-w", "@adxkit/bindings"]);
+    tarball = bindingsTarball;
     app = project("bindings", [tarball]);
   }, 5 * MINUTES);
 
@@ -200,9 +203,8 @@ describe("adxkit, installed with the bindings beside it", { timeout: 8 * MINUTES
   let app: string;
 
   beforeAll(() => {
-    const bindings = pack(["-w", "@adxkit/bindings"]);
     tarball = pack([]);
-    app = project("adxkit", [tarball, bindings]);
+    app = project("adxkit", [tarball, bindingsTarball]);
   }, 8 * MINUTES);
 
   it("passes publint and @arethetypeswrong/cli", () => {
