@@ -6,7 +6,13 @@ import { LoopLagProbe, type LagClock } from "../../service/auction/overload.js";
 function fakeClock() {
   let now = 1_000;
   let tick: (() => void) | undefined;
-  const clock: LagClock = { now: () => now, every: (_ms, fn) => ((tick = fn), { stop: () => (tick = undefined) }) };
+  const clock: LagClock = {
+    now: () => now,
+    every(_ms, fn) {
+      tick = fn;
+      return { stop: () => (tick = undefined) };
+    },
+  };
   return {
     clock,
     /** Time passes; the probe's tick runs at the end of it (late when `ms` is above its interval). */
