@@ -16,8 +16,13 @@
  * A round of an exchange ends when its win notices in flight are done: the wait counts in its
  * time and CPU (a notice deferred past the round is still the exchange's work).
  * Bounded: per payload 2 s warm-up per target, then `--rounds` × `--duration` s per target.
+ * Overload: then twice the exchange's measured banner rate is offered for `--overload-seconds`
+ * (open loop, on up to 1,000 connections), to the exchange with its load shedding (as
+ * `adxkit serve` runs it) and without: how many answers came after tmax + 10 ms, and how many
+ * auctions were still run and answered in time, against the peak.
  * Run with `npx tsx bench/auction.ts` (`--duration S`, `--rounds N`, `--connections N`,
- * `--payloads banner,video`, `--targets bare,exchange,nospool,mainthread`; ADXKIT_BENCH_CPU_PROF=DIR profiles the target).
+ * `--payloads banner,video`, `--targets bare,exchange,nospool,mainthread`, `--overload-seconds S`
+ * (0: none); ADXKIT_BENCH_CPU_PROF=DIR profiles the target).
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -82,10 +87,11 @@ async function target(endpoints: string[]): Promise<void> {
     spoolDirs.push(dir);
     return dir;
   };
-  const variants: Record<NoticeTarget, { spoolDir?: string; noticeThread: boolean }> = {
-    exchange: { spoolDir: spoolDir(), noticeThread: true },
-    nospool: { noticeThread: true },
-    mainthread: { spoolDir: spoolDir(), noticeThread: false },
+  const variants: Record<NoticeTarget, { spoolDir?: string; noticeThread: boolean; loadShedding: boolean }> = {
+    exchange: { spoolDir: spoolDir(), noticeThread: true, loadShedding: true },
+    nospool: { noticeThread: true, loadShedding: true },
+    mainthread: { spoolDir: spoolDir(), noticeThread: false, loadShedding: true },
+    noshed: { spoolDir: spoolDir(), noticeThread: true, loadShedding: false },
   };
   const exchanges = Object.fromEntries(
     await Promise.all(
@@ -125,8 +131,8 @@ async function target(endpoints: string[]): Promise<void> {
   const port = (app: typeof bare) => (app.server.address() as { port: number }).port;
   const urls = Object.fromEntries(Object.entries(exchanges).map(([key, e]) => [key, `http://127.0.0.1:${port(e.app)}`]));
   process.send!({ ...urls, bare: `http://127.0.0.1:${port(bare)}` });
-  process.on("message", (message: { stats?: boolean; cpu?: boolean; notices?: NoticeTarget }) => {
-    if (message.stats) process.send!({ stats: exchanges.exchange.handle.stats() });
+  process.on("message", (message: { stats?: boolean | NoticeTarget; cpu?: boolean; notices?: NoticeTarget }) => {
+    if (message.stats) process.send!({ stats: exchanges[message.stats === true ? "exchange" : message.stats].handle.stats() });
     if (message.notices) {
       const { notices } = exchanges[message.notices].handle.stats();
       process.send!({ noticesPending: { pending: notices.pending, sent: notices.win.sent } });
@@ -150,8 +156,8 @@ function start(args: string[], profile = false): Promise<{ child: ChildProcess; 
   });
 }
 
-/** The exchange targets: as `adxkit serve` runs it, without the spool, and with its notices on the main thread. */
-type NoticeTarget = "exchange" | "nospool" | "mainthread";
+/** The exchange targets: as `adxkit serve` runs it, without the spool, with its notices on the main thread, and without load shedding. */
+type NoticeTarget = "exchange" | "nospool" | "mainthread" | "noshed";
 
 type PayloadKind = "banner" | "video" | "native" | "banner-bigint";
 
@@ -220,6 +226,58 @@ function load(url: string, body: string, seconds: number, connections: number, l
   });
 }
 
+/** What an overload run saw: answers by status, those after the deadline, those run and answered in time. */
+interface OverloadResult {
+  offered: number;
+  answered: number;
+  late: number;
+  ranInTime: number;
+  shed: number;
+  errors: number;
+}
+
+/**
+ * Offers `rate` requests per second for `seconds`, open loop (sent on schedule whatever the
+ * answers, on up to `connections` connections, so that a slow server does not slow the offer down),
+ * and sorts the answers: after tmax + 10 ms is late (thrown away by a caller); a 204 saying
+ * x-adxkit-no-bid is an auction not run (shed); anything else in time is an auction run and
+ * answered in time. Latency counts from the moment a request was due, so a request waiting for
+ * a connection is late too. Bounded: the last requests get 5 s to answer.
+ */
+async function overload(url: string, body: string, seconds: number, rate: number, connections: number, lateAfterMs: number): Promise<OverloadResult> {
+  const target = new URL(url);
+  const pool = new Pool(target.origin, { connections, keepAliveTimeout: 65_000, headersTimeout: 5_000, bodyTimeout: 5_000 });
+  const result: OverloadResult = { offered: rate, answered: 0, late: 0, ranInTime: 0, shed: 0, errors: 0 };
+  const inFlight = new Set<Promise<void>>();
+  const send = (due: number) => {
+    const call = pool
+      .request({ path: target.pathname, method: "POST", headers: { "content-type": "application/json" }, body })
+      .then(async (res) => {
+        await res.body.dump();
+        const waited = performance.now() - due;
+        if (res.statusCode !== 200 && res.statusCode !== 204) return void result.errors++;
+        result.answered++;
+        if (waited > lateAfterMs) result.late++;
+        else if (res.headers["x-adxkit-no-bid"] !== undefined) result.shed++;
+        else result.ranInTime++;
+      })
+      .catch(() => void result.errors++)
+      .finally(() => inFlight.delete(call));
+    inFlight.add(call);
+  };
+  const started = performance.now();
+  let sent = 0;
+  while (performance.now() - started < seconds * 1000) {
+    // Every 5 ms, the requests that fell due since the last look.
+    const due = Math.floor(((performance.now() - started) / 1000) * rate);
+    for (; sent < due; sent++) send(started + (sent / rate) * 1000);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  await Promise.race([Promise.all(inFlight), new Promise((resolve) => setTimeout(resolve, 5_000))]);
+  await pool.destroy();
+  return result;
+}
+
 /** The q-quantile of sorted numbers (nearest rank). */
 const quantile = (sorted: number[], q: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]);
 const ms = (n: number) => (Number.isNaN(n) ? "-" : n < 10 ? n.toFixed(1) : n.toFixed(0));
@@ -239,6 +297,7 @@ async function main(): Promise<void> {
   const kinds = list("--payloads", ["banner", "video", "native", "banner-bigint"]) as PayloadKind[];
   const targets = list("--targets", ["bare", "exchange", "nospool", "mainthread"]);
   const connections = argument("--connections", 50);
+  const overloadSeconds = argument("--overload-seconds", 8);
   const { child: bidderProcess, message: b } = await start(["--bidders-child"]);
   const { child: targetProcess, message: t } = await start(["--target-child", JSON.stringify(b.endpoints)], true);
   /** A child's CPU time (all its threads) and its main thread's (when it tells), µs. */
@@ -325,12 +384,31 @@ async function main(): Promise<void> {
         ]);
       }
     }
-    targetProcess.send({ stats: true });
-    const stats = await new Promise<any>((resolve) => targetProcess.once("message", (m: any) => m.stats && resolve(m.stats)));
+    const statsOf = async (key: NoticeTarget) => {
+      targetProcess.send({ stats: key });
+      return new Promise<any>((resolve) => targetProcess.once("message", (m: any) => m.stats && resolve(m.stats)));
+    };
+    const stats = await statsOf("exchange");
     printTable(
       `Auction over loopback: ${connections} connections, ${rounds} alternating rounds of ${seconds} s per target, 3 reference bidders answering in 4-6 ms`,
       rows,
     );
+    const peakRow = rows.find((r) => r[0] === "banner" && r[1] === "exchange");
+    if (overloadSeconds > 0 && peakRow) {
+      const peak = Number(peakRow[2]);
+      const { body, tmax } = requestBody("banner");
+      const overloadRows = [["target", "offered req/s", "answered", `late > tmax+10 (${tmax + 10} ms)`, "run and answered in time /s", "vs peak", "shed (204 at once)", "errors"]];
+      for (const [name, key] of [["exchange (load shedding, as serve)", "exchange"], ["exchange without load shedding", "noshed"]] as const) {
+        const url = key === "exchange" ? `${t.exchange}/openrtb2/auction` : `${t.noshed}/openrtb2/auction`;
+        const before = (await statsOf(key)).overloaded ?? 0;
+        const r = await overload(url, body, overloadSeconds, Math.round(2 * peak), 1000, tmax + 10);
+        await noticesDrained(key);
+        const shedCounted = ((await statsOf(key)).overloaded ?? 0) - before;
+        const inTimeRate = r.ranInTime / overloadSeconds;
+        overloadRows.push([name, String(r.offered), String(r.answered), String(r.late), inTimeRate.toFixed(0), `${((inTimeRate / peak) * 100).toFixed(0)}%`, String(shedCounted), String(r.errors)]);
+      }
+      printTable(`Overload: twice the exchange's banner rate above (${peak} req/s) offered for ${overloadSeconds} s; goal 0 late, run in time ≥ 90 % of the peak`, overloadRows);
+    }
     const faults = Object.entries(stats.bidders as Record<string, { faults: object; rejections: object; wins: number }>).map(
       ([id, c]) => `${id}: wins ${c.wins}, faults ${JSON.stringify(c.faults)}, rejections ${JSON.stringify(c.rejections)}`,
     );

@@ -154,6 +154,8 @@ export interface AuctionRulesModel {
   maxBidCpm: number;
   /** A timeout counts against the circuit breaker only when the bidder had at least this long (or its timeout_ms). */
   breakerTimeoutFloorMs: number;
+  /** An auction whose bidders would get less than this (after the unseen wait) is answered 204 at once, counted overloaded. */
+  shedBelowMs: number;
 }
 
 /**
@@ -371,6 +373,7 @@ export function buildModel(spec: LoadedSpec): Model {
       maxTmaxMs: number("max-tmax-ms"),
       maxBidCpm: number("max-bid-cpm"),
       breakerTimeoutFloorMs: number("breaker-timeout-floor-ms"),
+      shedBelowMs: number("shed-below-ms"),
     };
   }
   const secretNames = (where: string) =>

@@ -122,6 +122,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
             maxBidCpm: options.maxBidCpm,
             circuitBreaker: {},
             noticeThread: true,
+            loadShedding: true,
             spoolDir,
             spoolDatabase: options.database ?? (options.db === ":memory:" ? undefined : resolve(options.db)),
             onBidderCall: (bidder, ms, outcome) => metrics.observeBidderCall(bidder, ms, outcome),

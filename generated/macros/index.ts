@@ -60,5 +60,6 @@ export const auctionRules = {
   "minTmaxMs": 50,
   "maxTmaxMs": 3000,
   "maxBidCpm": 1000,
-  "breakerTimeoutFloorMs": 100
+  "breakerTimeoutFloorMs": 100,
+  "shedBelowMs": 20
 } as const;

@@ -17,6 +17,8 @@ export const MARGIN_FRACTION: number = auctionRules.exchangeMarginFraction;
 /** The shortest and the longest tmax an auction runs with (x-adxkit-auction min-tmax-ms, max-tmax-ms). */
 export const MIN_TMAX_MS: number = auctionRules.minTmaxMs;
 export const MAX_TMAX_MS: number = auctionRules.maxTmaxMs;
+/** An auction whose bidders would get less than this is not run (x-adxkit-auction shed-below-ms, overload.ts). */
+export const SHED_BELOW_MS: number = auctionRules.shedBelowMs;
 /** A winning bid's markup fetched from its nurl must arrive this long before tmax. */
 export const MARKUP_FETCH_SAFETY_MS = 2;
 

@@ -16,7 +16,7 @@ import { checkBid, describe, impRules, requestRules, type ImpRules, type Rejecti
 import type { BidderConfig } from "./bidders.js";
 import { CircuitBreaker, type CircuitBreakerOptions, type CircuitSnapshot } from "./circuit-breaker.js";
 import { clearingPrice } from "./clearing.js";
-import { bidderBudget, DEFAULT_TMAX_MS, effectiveTmax, MARKUP_FETCH_SAFETY_MS } from "./deadline.js";
+import { bidderBudget, DEFAULT_TMAX_MS, effectiveTmax, MARKUP_FETCH_SAFETY_MS, SHED_BELOW_MS } from "./deadline.js";
 import { HttpClient, type BidCall, type CallOutcome } from "./http-client.js";
 import { replaceMacros, type MacroValues } from "./macros.js";
 import { markupFits, markupKind } from "./markup.js";
@@ -63,6 +63,12 @@ export interface ExchangeOptions {
    * that answers auctions. Off when absent; `adxkit serve` (startServer) turns it on.
    */
   noticeThread?: boolean;
+  /**
+   * Shed load instead of answering late (overload.ts): the time a request waited unseen counts as
+   * spent, and an auction left with less than shed-below-ms for its bidders is answered 204 at
+   * once (counted overloaded). Off when absent; `adxkit serve` (startServer) turns it on.
+   */
+  loadShedding?: boolean;
   /** How long close() waits for notices in flight (default 1000 ms). */
   closeGraceMs?: number;
   /**
@@ -146,6 +152,8 @@ interface AuctionContext {
 }
 
 const REQUEST: FactCounts = Object.freeze({ request: 1 });
+/** The 204 of an auction not run (spec: the auction's 204, header x-adxkit-no-bid). */
+const SHED_HEADERS: Readonly<Record<string, string>> = Object.freeze({ "x-adxkit-no-bid": "overloaded" });
 const RESPONSE: FactCounts = Object.freeze({ response: 1 });
 const noop = () => {};
 /** Resolves at the end of this event-loop turn: one setImmediate shared by every auction answering in the turn. */
@@ -248,10 +256,17 @@ export class Exchange {
     const tmax = effectiveTmax(request.tmax, this.defaultTmaxMs);
     const context = this.openAuction(request);
 
-    await this.fanOut(context, tmax, startedAt);
-    const winners = this.pickWinners(context);
-    await this.fetchMissingMarkup(context, winners, startedAt + tmax - MARKUP_FETCH_SAFETY_MS);
-    const output = this.answer(context, winners);
+    let output: OperationOutput;
+    if (bidderBudget(tmax, performance.now() - startedAt) < SHED_BELOW_MS) {
+      // Too late to run (the request waited unseen, overload.ts): answered at once, counted.
+      this.counters.overloaded++;
+      output = { status: 204, headers: SHED_HEADERS };
+    } else {
+      await this.fanOut(context, tmax, startedAt);
+      const winners = this.pickWinners(context);
+      await this.fetchMissingMarkup(context, winners, startedAt + tmax - MARKUP_FETCH_SAFETY_MS);
+      output = this.answer(context, winners);
+    }
     try {
       // Answers leave at the end of the event-loop turn: with a spool after its group commit (one
       // write for the turn), without one right after the I/O poll. Auctions decided in the same

@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { exchangePlugin } from "@adxkit/bindings/fastify";
 import { Exchange, type ExchangeOptions } from "./exchange.js";
 import { parseBidRequestBody } from "./forward.js";
+import { LoopLagProbe } from "./overload.js";
 import type { SealKeyRing } from "./token-seal.js";
 
 export { loadBidders, parseBidders, BidderConfigError, type BidderConfig } from "./bidders.js";
@@ -37,11 +38,13 @@ const startedAt = new WeakMap<FastifyRequest, number>();
  */
 export function registerExchange(app: FastifyInstance, options: ExchangeOptions): ExchangeHandle {
   const exchange = new Exchange({ ...options, logger: options.logger ?? app.log });
+  // With load shedding, the time a request waited unseen (the event loop's lag) counts as spent.
+  const lag = options.loadShedding ? new LoopLagProbe() : undefined;
   app.register(async (scope) => {
     await exchange.recover();
     // The auction's clock starts when the request arrives, before its body is read.
     scope.addHook("onRequest", (request, _reply, done) => {
-      startedAt.set(request, performance.now());
+      startedAt.set(request, performance.now() - (lag?.waitedMs() ?? 0));
       done();
     });
     await scope.register(exchangePlugin, {
@@ -53,6 +56,9 @@ export function registerExchange(app: FastifyInstance, options: ExchangeOptions)
       },
     });
   });
-  app.addHook("onClose", async () => exchange.close());
+  app.addHook("onClose", async () => {
+    lag?.stop();
+    await exchange.close();
+  });
   return { close: () => exchange.close(), stats: () => exchange.stats(), flushFacts: () => exchange.flushFacts(), useBillingKeys: (ring) => exchange.useBillingKeys(ring) };
 }

@@ -3,8 +3,12 @@
  * hands it a request, but an overloaded process reads its sockets late: the bytes wait in the
  * kernel while the event loop answers other auctions, and that time is invisible from inside the
  * request. It is about the event loop's own lag, which a timer measures: it asks to run every
- * `intervalMs` and records how late it ran. The estimate is the worst lateness seen lately, decayed
- * per tick so that it falls back within a few ticks once the loop keeps up.
+ * `intervalMs` and records how late it ran. Timers run before the sockets are read in each turn
+ * of the loop, so the requests read in a turn have waited about as long as that turn's tick was
+ * late (or as the tick is overdue now, when it has not run yet).
+ *
+ * The last tick's lateness, not a peak kept over time: on a machine whose other processes take
+ * the cores now and then, a kept peak would shed auctions that had not waited.
  *
  * An auction whose budget, less that wait, cannot hold the bidders' minimum is not run: it is
  * answered 204 at once (counted `overloaded`), because an answer after its deadline is thrown away
@@ -29,23 +33,19 @@ const realClock: LagClock = {
 export interface LagProbeOptions {
   /** How often the probe asks to run (default 5 ms). */
   intervalMs?: number;
-  /** What is left of the estimate after each on-time tick (default 0.5: halves per tick). */
-  decay?: number;
   clock?: LagClock;
 }
 
 /** Estimates the time a request that arrives now waits before its callback runs. */
 export class LoopLagProbe {
   private readonly intervalMs: number;
-  private readonly decay: number;
   private readonly clock: LagClock;
   private readonly timer: { stop(): void };
   private last: number;
-  private estimate = 0;
+  private lastLateness = 0;
 
   constructor(options: LagProbeOptions = {}) {
     this.intervalMs = options.intervalMs ?? 5;
-    this.decay = options.decay ?? 0.5;
     this.clock = options.clock ?? realClock;
     this.last = this.clock.now();
     this.timer = this.clock.every(this.intervalMs, () => this.tick());
@@ -53,16 +53,15 @@ export class LoopLagProbe {
 
   private tick(): void {
     const now = this.clock.now();
-    const late = Math.max(0, now - this.last - this.intervalMs);
+    this.lastLateness = Math.max(0, now - this.last - this.intervalMs);
     this.last = now;
-    this.estimate = Math.max(late, this.estimate * this.decay);
   }
 
   /** Milliseconds a request arriving now is likely to have waited unseen. */
   waitedMs(): number {
     // A tick that is overdue right now is lag too, seen before the timer gets to run.
     const overdue = Math.max(0, this.clock.now() - this.last - this.intervalMs);
-    return Math.max(this.estimate, overdue);
+    return Math.max(this.lastLateness, overdue);
   }
 
   stop(): void {

@@ -30,6 +30,8 @@ export class ExchangeStats {
   impsWon = 0;
   /** Answers that left the handler after tmax + 10 ms. */
   late = 0;
+  /** Auctions answered 204 at once: too little of tmax was left after the wait (overload.ts). */
+  overloaded = 0;
   /** Billing calls: `refused` are genuine tokens whose impression the report store would not keep (500). */
   billing = { recorded: 0, duplicate: 0, invalid: 0, expired: 0, refused: 0 };
   /** Auctions and billing calls whose spool line could not be written (the counts are kept, not crash-safe). */
@@ -67,6 +69,7 @@ export class ExchangeStats {
       impsOffered: this.impsOffered,
       impsWon: this.impsWon,
       late: this.late,
+      overloaded: this.overloaded,
       billing: { ...this.billing },
       spoolFailures: this.spoolFailures,
       bidders,

@@ -109,6 +109,7 @@ function startAuctionSummary(app: FastifyInstance, exchange: ExchangeHandle): vo
           noBid: now.noBid - last.noBid,
           invalid: now.invalidRequests - last.invalidRequests,
           late: now.late - last.late,
+          overloaded: now.overloaded - last.overloaded,
           bids: sum(now, (c) => c.bids) - sum(last, (c) => c.bids),
           bidderFaults: sum(now, faults) - sum(last, faults),
           billed: now.billing.recorded - last.billing.recorded,

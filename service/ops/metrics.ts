@@ -106,6 +106,7 @@ export class ServerMetrics {
       [{ outcome: "invalid" }, s.invalidRequests],
     ]);
     counter("adxkit_auctions_late_total", "Auctions whose answer left the handler after tmax + 10 ms", [], (s) => [[{}, s.late]]);
+    counter("adxkit_auctions_overloaded_total", "Auctions answered 204 at once: what the request had waited unseen left its bidders less than shed-below-ms", [], (s) => [[{}, s.overloaded]]);
     counter("adxkit_auction_imps_total", "Imps offered in valid bid requests, and imps won", ["result"], (s) => [
       [{ result: "offered" }, s.impsOffered],
       [{ result: "won" }, s.impsWon],
