@@ -102,6 +102,7 @@ async function target(endpoints: string[]): Promise<void> {
           sink,
           billingKeys: new SealKeyRing([sealKey("bench-secret")]),
           publicUrl: "http://127.0.0.1:8080",
+          openAuction: true,
           ...variant,
           circuitBreaker: {}, // as adxkit serve has it
         });

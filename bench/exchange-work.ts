@@ -65,6 +65,7 @@ async function workbench(text: string, answers: Map<string, string>, spoolDir: s
     billingKeys: new SealKeyRing([sealKey("bench-secret")]),
     publicUrl: "http://127.0.0.1:8080",
     spoolDir,
+    openAuction: true,
   });
   await exchange.recover();
   const seams = exchange as unknown as Seams;

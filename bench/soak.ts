@@ -127,7 +127,7 @@ async function server(endpoints: string[]): Promise<void> {
     logger: { level: "error" },
     extend: (instance) => {
       // As startServer: the exchange's burl points at the public URL (rewritten by the load generator).
-      handle = registerExchange(instance, { bidders: bidderConfigs, sink: store, billingKeys: new SealKeyRing([sealKey(randomBytes(32))]), publicUrl: "http://127.0.0.1", circuitBreaker: {}, spoolDir: join(dir, "spool") });
+      handle = registerExchange(instance, { bidders: bidderConfigs, sink: store, billingKeys: new SealKeyRing([sealKey(randomBytes(32))]), publicUrl: "http://127.0.0.1", circuitBreaker: {}, spoolDir: join(dir, "spool"), openAuction: true });
     },
   });
   await app.listen({ host: "127.0.0.1", port: 0 });

@@ -65,6 +65,8 @@ export interface OperationModel {
   credentialsIn?: "query" | "header";
   /** Names of the credential parameters its security requires (`x-userid`, `x-authorization`). */
   credentials: string[];
+  /** The HTTP bearer scheme its security requires (`Authorization: Bearer <key>`): its name in components.securitySchemes. */
+  bearerScheme?: string;
   responses: ResponseModel[];
   /** Where the operation is served when not at the interface's own address (the bidder endpoint). */
   servers: ServerModel[];
@@ -127,6 +129,7 @@ export function operationsOf(paths: Record<string, any>, index: SchemaIndex, opt
       });
       const schemeNames = Object.keys(op.security?.[0] ?? {});
       const credentialsIn = schemeNames.map((n) => securitySchemes[n]?.in).find((where) => where === "query" || where === "header");
+      const bearerScheme = schemeNames.find((n) => securitySchemes[n]?.type === "http" && String(securitySchemes[n]?.scheme).toLowerCase() === "bearer");
       const extensions = Object.fromEntries(Object.entries(op).filter(([k]) => k.startsWith("x-")));
       const responses = Object.entries<any>(op.responses ?? {}).map(([status, r]): ResponseModel => {
         const schema = r?.content?.["application/json"]?.schema;
@@ -157,6 +160,7 @@ export function operationsOf(paths: Record<string, any>, index: SchemaIndex, opt
       const body = idOf(op.requestBody?.content?.["application/json"]?.schema);
       if (body) operation.body = body;
       if (typeof op["x-adxkit-called-at"] === "string") operation.calledAt = op["x-adxkit-called-at"];
+      if (bearerScheme) operation.bearerScheme = bearerScheme;
       out.push(operation);
     }
   }

@@ -5,10 +5,10 @@
 import { randomUUID } from "node:crypto";
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from "fastify";
 import { demandReportPlugin, supplyReportPlugin } from "@adxkit/bindings/fastify";
-import { createAuthThrottle } from "./accounts/throttle.js";
+import { createAuthThrottle, type AuthThrottle } from "./accounts/throttle.js";
 import { redactingLogger, redactUrl } from "./log.js";
 import { errorEnvelope } from "./reports/envelope.js";
-import { demandReportHandlers, reportAccount, supplyReportHandlers } from "./reports/handlers.js";
+import { authenticateReport, demandReportHandlers, supplyReportHandlers } from "./reports/handlers.js";
 import type { ReportStore } from "./store/store.js";
 
 export interface AppOptions {
@@ -19,6 +19,8 @@ export interface AppOptions {
   /** Largest accepted request body in bytes (default 1 MiB). */
   bodyLimit?: number;
   now?: () => Date;
+  /** The credential throttle of every path that checks one; a new one when absent (startServer shares it with the exchange). */
+  authThrottle?: AuthThrottle;
   /** Extra registrations (exchange, docs) that need the same instance. */
   extend?: (app: FastifyInstance) => Promise<void> | void;
 }
@@ -68,6 +70,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook("onSend", async (request, reply) => {
     reply.header("x-request-id", request.id);
   });
+  const reportOptions = { store: options.store, authThrottle: options.authThrottle ?? createAuthThrottle(), now: options.now };
   // Anything that escapes a handler (a bug, an oversized body) is answered in the interface's own form.
   app.setErrorHandler(async (error: Error & { statusCode?: number }, request, reply) => {
     const status = (error as { statusCode?: number }).statusCode ?? 500;
@@ -79,8 +82,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       const source = (request.method === "GET" ? request.query : request.headers) as Record<string, unknown>;
       const text = (name: string) => (typeof source?.[name] === "string" ? (source[name] as string) : undefined);
       const credentials = { userid: text("x-userid"), authorization: text("x-authorization") };
-      const account = await reportAccount(options.store, side, credentials).catch(() => null);
-      if (!account) return reply.code(200).send(errorEnvelope(-3, "x-userid and x-authorization do not name an account of this interface"));
+      const checked = await authenticateReport(reportOptions, side, credentials, request.ip).catch(() => ({ refused: "credentials could not be checked" }));
+      if ("refused" in checked) return reply.code(200).send(errorEnvelope(-3, checked.refused));
       return reply.code(200).send(errorEnvelope(-2, error.message));
     }
     if (status >= 500) return reply.code(500).send({ errors: [{ path: "", rule: "http", message: `internal error; request id ${request.id}` }] });
@@ -97,7 +100,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (isReportRoute(request.url)) return reply.code(404).send(errorEnvelope(-2, `no route ${route}`));
     return reply.code(404).send({ errors: [{ path: "", rule: "http", message: `no route ${route}` }] });
   });
-  const reportOptions = { store: options.store, authThrottle: createAuthThrottle(), now: options.now };
   await app.register(demandReportPlugin, { handlers: demandReportHandlers(reportOptions), lenient: options.lenient });
   await app.register(supplyReportPlugin, { handlers: supplyReportHandlers(reportOptions), lenient: options.lenient });
   await options.extend?.(app);

@@ -5,6 +5,7 @@
 import { createServer } from "node:net";
 import { dirname, resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
+import { createAuthThrottle } from "./accounts/throttle.js";
 import { buildApp } from "./app.js";
 import { loadBidders, loadBillingKeys, registerExchange, type ExchangeHandle } from "./auction/index.js";
 import { registerDocs } from "./docs/index.js";
@@ -24,6 +25,11 @@ export interface ServerOptions {
   logLevel?: string;
   /** An already open store (tests, demo); `db` is ignored then. */
   store?: ReportStore;
+  /**
+   * Anyone may run auctions, for any publisher (adxkit serve --open-auction; tests). Otherwise
+   * every auction carries a supply account's auction key, checked against the store.
+   */
+  openAuction?: boolean;
   /**
    * The exchange's write-ahead spool (crash safety of auction counts and billing calls):
    * a folder, or false for none. Default: `spool/` beside a database file; none for `:memory:`.
@@ -99,8 +105,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   let built: FastifyInstance | undefined;
   try {
     const metrics = new ServerMetrics();
+    // One throttle for every credential check: report credentials and auction keys.
+    const authThrottle = createAuthThrottle();
     built = await buildApp({
       store,
+      authThrottle,
       lenient: options.lenient,
       // Secret query parameters (spec x-adxkit-secret) are redacted from logged URLs by buildApp (service/log.ts).
       logger: { level: options.logLevel ?? "info" },
@@ -126,7 +135,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
             spoolDir,
             spoolDatabase: options.database ?? (options.db === ":memory:" ? undefined : resolve(options.db)),
             onBidderCall: (bidder, ms, outcome) => metrics.observeBidderCall(bidder, ms, outcome),
+            ...(options.openAuction === true ? { openAuction: true } : { auctionKeys: store, authThrottle }),
           });
+          if (options.openAuction === true) instance.log.warn("--open-auction: POST /openrtb2/auction accepts any caller, for any publisher (the demo and tests only)");
         }
         registerOps(instance, { store, metrics, exchange, bidders, spoolDir });
       },

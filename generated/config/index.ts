@@ -132,6 +132,19 @@ export const serveOptions: readonly ServeOption[] = [
     "description": "The bidders file (a JSON array of BidderConfig); the exchange (`POST /openrtb2/auction`) runs only with one."
   },
   {
+    "name": "openAuction",
+    "flag": "--open-auction",
+    "env": [
+      "ADXKIT_OPEN_AUCTION"
+    ],
+    "secret": false,
+    "type": [
+      "boolean"
+    ],
+    "default": false,
+    "description": "Let anyone run auctions, for any publisher, without an auction key (the demo and tests only; the server says so at start). Otherwise every POST /openrtb2/auction carries a supply account's auction key (security scheme auctionKey of spec/openapi/bidding.yaml)."
+  },
+  {
     "name": "maxCpm",
     "flag": "--max-cpm <cpm>",
     "env": [

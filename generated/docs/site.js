@@ -405,7 +405,7 @@
         if (credentialsIn === "query") {
           url.searchParams.set(name, input.value);
           shown.searchParams.set(name, secret ? "•••" : input.value);
-        } else init.headers[name] = input.value;
+        } else if (input.value !== "") init.headers[name] = (input.getAttribute("data-credential-prefix") || "") + input.value;
       });
       var started = Date.now();
       show("Sending…");

@@ -312,6 +312,30 @@ export const namedRules: readonly { id: string; description: string; severity: "
     ]
   },
   {
+    "id": "auction-key-invalid",
+    "description": "POST /openrtb2/auction without an auction key (Authorization: Bearer <key>), or with one no live supply account holds (a revoked account's key, a replaced key). HTTP 401.",
+    "severity": "error",
+    "appliesTo": [
+      "bid-request"
+    ]
+  },
+  {
+    "id": "auction-key-throttled",
+    "description": "Too many failed credential checks from this address within a minute (the throttle of every credential check); nothing is checked until the minute passes. HTTP 429 with Retry-After.",
+    "severity": "error",
+    "appliesTo": [
+      "bid-request"
+    ]
+  },
+  {
+    "id": "publisher-not-allowed",
+    "description": "The auction key is valid, but the request names no publisher, or one that is not among its account's publisher ids (app.publisher.id, or site.publisher.id for web traffic). HTTP 403; no bidder is called and nothing is counted.",
+    "severity": "error",
+    "appliesTo": [
+      "bid-request"
+    ]
+  },
+  {
     "id": "billing-token-invalid",
     "description": "The billing token of GET /events/billing is missing, malformed, sealed with a key the exchange does not hold (rotated out), or does not authenticate. HTTP 403.",
     "severity": "error",

@@ -914,8 +914,35 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrors"];
                 };
             };
+            /** @description No auction key, or one no live supply account holds (rule auction-key-invalid), with WWW-Authenticate: Bearer. Checked before the body is read. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrors"];
+                };
+            };
+            /** @description The key is valid, but the request's publisher (app.publisher.id, or site.publisher.id) is missing or not one of the account's publisher ids (rule publisher-not-allowed). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrors"];
+                };
+            };
             /** @description The body is larger than the operation's x-adxkit-body-limit (a quarter of the report APIs' limit: bid requests are a few KB); rule body-too-large, nothing parsed. */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrors"];
+                };
+            };
+            /** @description Too many failed keys from this address (the throttle the report credentials share: 20 a minute); rule auction-key-throttled, with Retry-After. Nothing is checked. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

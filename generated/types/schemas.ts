@@ -1551,6 +1551,10 @@ port?: number
  */
 bidders?: string
 /**
+ * Let anyone run auctions, for any publisher, without an auction key (the demo and tests only; the server says so at start). Otherwise every POST /openrtb2/auction carries a supply account's auction key (security scheme auctionKey of spec/openapi/bidding.yaml).
+ */
+openAuction?: boolean
+/**
  * The highest bid price the exchange takes, CPM; a bidder's own `max_cpm` replaces it. Default: max-bid-cpm of x-adxkit-auction (spec/openapi/bidding.yaml).
  */
 maxCpm?: number

@@ -22,6 +22,9 @@ import { replaceMacros, type MacroValues } from "./macros.js";
 import { markupFits, markupKind } from "./markup.js";
 import { formatMicros, fromMicros, isSafeCpm, MAX_SAFE_CPM, toMicros } from "./money.js";
 import { NoticeSender, type NoticeOptions } from "./notices.js";
+import { AuctionKeys, type AuctionAccount, type AuctionKeySource, type AuctionKeysOptions } from "../accounts/auction-keys.js";
+import { createAuthThrottle, type AuthThrottle } from "../accounts/throttle.js";
+import { AuctionGate, type Admission } from "./auction-auth.js";
 import { NoticeOrigins } from "./notice-origins.js";
 import { NoticeThread } from "./notice-thread.js";
 import { ExchangeStats, type BidderCounters } from "./stats.js";
@@ -90,6 +93,17 @@ export interface ExchangeOptions {
    * histogram of /metrics, service/ops/metrics.ts). Nothing is measured when absent.
    */
   onBidderCall?: (bidderId: string, ms: number, outcome: CallOutcome["kind"]) => void;
+  /**
+   * Where the supply accounts' auction keys come from (the report store): every auction must
+   * carry one (auction-auth.ts). Required unless `openAuction`.
+   */
+  auctionKeys?: AuctionKeySource;
+  /** How the key table refreshes (accounts/auction-keys.ts; tests shorten it). */
+  auctionKeysOptions?: AuctionKeysOptions;
+  /** Anyone may run auctions, for any publisher (the demo, tests): no key, no publisher check. */
+  openAuction?: boolean;
+  /** The credential throttle the auction keys go through (startServer shares the reports'); a new one when absent. */
+  authThrottle?: AuthThrottle;
 }
 
 interface BidderRuntime {
@@ -199,6 +213,9 @@ export class Exchange {
   private readonly seenTokens = new Map<string, number>();
   private readonly sweeper: NodeJS.Timeout;
   private closing: Promise<void> | undefined;
+  /** The supply accounts' auction keys; undefined for an open auction. */
+  private readonly auctionKeys: AuctionKeys | undefined;
+  private readonly gate: AuctionGate | undefined;
 
   constructor(private readonly options: ExchangeOptions) {
     this.logger = options.logger ?? silent;
@@ -208,6 +225,11 @@ export class Exchange {
     this.billingTtlMs = options.billingTtlMs ?? HOUR_MS;
     this.billingKeys = options.billingKeys;
     this.defaultTmaxMs = options.defaultTmaxMs ?? DEFAULT_TMAX_MS;
+    if (options.openAuction !== true && options.auctionKeys === undefined) throw new TypeError("an exchange needs auctionKeys (the report store) to check its callers, or openAuction: true");
+    if (options.openAuction !== true) {
+      this.auctionKeys = new AuctionKeys(options.auctionKeys!, { onError: (err) => this.logger.error({ err }, "auction keys could not be reloaded; the previous ones stay in use"), ...options.auctionKeysOptions });
+      this.gate = new AuctionGate(this.auctionKeys, options.authThrottle ?? createAuthThrottle(), this.counters.auth);
+    }
     const maxBidCpm = options.maxBidCpm ?? auctionRules.maxBidCpm;
     if (!isSafeCpm(maxBidCpm)) throw new RangeError(`maxBidCpm must be a positive CPM of at most ${MAX_SAFE_CPM} (got ${maxBidCpm})`);
     const noticeOrigins = new Map(options.bidders.map((config) => [config.id, new NoticeOrigins(config)]));
@@ -245,14 +267,36 @@ export class Exchange {
     this.sweeper.unref();
   }
 
-  /** POST /openrtb2/auction. `startedAt` is performance.now() when the request arrived. */
-  async auction(input: OperationInput<BidRequest>, startedAt = performance.now()): Promise<OperationOutput> {
+  /** Loads the auction keys (before the first auction; nothing to do for an open auction). */
+  async loadAuctionKeys(): Promise<void> {
+    await this.auctionKeys?.reload();
+  }
+
+  /**
+   * Whether a caller may run auctions: its `Authorization` header against the auction keys,
+   * through the throttle (auction-auth.ts). Undefined for an open auction (anyone may).
+   */
+  admit(authorization: string | undefined, address: string): Promise<Admission> | undefined {
+    return this.gate?.admit(authorization, address);
+  }
+
+  /**
+   * POST /openrtb2/auction. `startedAt` is performance.now() when the request arrived;
+   * `account` the caller's, from `admit` (not needed for an open auction).
+   */
+  async auction(input: OperationInput<BidRequest>, startedAt = performance.now(), account?: AuctionAccount): Promise<OperationOutput> {
     this.counters.auctions++;
+    if (this.gate !== undefined && account === undefined) {
+      this.counters.auth.unauthorized++;
+      return { status: 401, body: { errors: [{ path: "", rule: "auction-key-invalid", message: "an auction key is required" }] } };
+    }
     if (!input.validation.valid) {
       this.counters.invalidRequests++;
       return { status: 400, body: { errors: input.validation.errors, warnings: input.validation.warnings } };
     }
     const request = input.payload;
+    const forbidden = account !== undefined ? this.gate!.publisherRefusal(request, account) : undefined;
+    if (forbidden !== undefined) return forbidden;
     const tmax = effectiveTmax(request.tmax, this.defaultTmaxMs);
     const context = this.openAuction(request);
 
@@ -695,6 +739,7 @@ export class Exchange {
   close(): Promise<void> {
     this.closing ??= (async () => {
       clearInterval(this.sweeper);
+      this.auctionKeys?.close();
       await this.noticeQueue.close(this.options.closeGraceMs ?? 1000);
       await this.facts.close();
       await this.spool?.close();

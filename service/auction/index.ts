@@ -6,6 +6,7 @@
 import { performance } from "node:perf_hooks";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { exchangePlugin } from "@adxkit/bindings/fastify";
+import type { AuctionAccount } from "../accounts/auction-keys.js";
 import { Exchange, type ExchangeOptions } from "./exchange.js";
 import { parseBidRequestBody } from "./forward.js";
 import { LoopLagProbe } from "./overload.js";
@@ -13,6 +14,7 @@ import type { SealKeyRing } from "./token-seal.js";
 
 export { loadBidders, parseBidders, BidderConfigError, type BidderConfig } from "./bidders.js";
 export { Exchange, type ExchangeOptions } from "./exchange.js";
+export type { AuctionKeySource } from "../accounts/auction-keys.js";
 export type { FactSink } from "../events/facts.js";
 export { loadBillingKeys, rotateBillingKeys } from "./billing-keys.js";
 export { SealKeyRing, sealKey } from "./token-seal.js";
@@ -30,6 +32,8 @@ export interface ExchangeHandle {
 }
 
 const startedAt = new WeakMap<FastifyRequest, number>();
+/** The supply account each admitted auction request runs for (auction-auth.ts). */
+const accounts = new WeakMap<FastifyRequest, AuctionAccount>();
 
 /**
  * Registers the exchange's routes on `app` (in their own encapsulated context: the stub's JSON
@@ -42,16 +46,26 @@ export function registerExchange(app: FastifyInstance, options: ExchangeOptions)
   const lag = options.loadShedding ? new LoopLagProbe() : undefined;
   app.register(async (scope) => {
     await exchange.recover();
-    // The auction's clock starts when the request arrives, before its body is read.
-    scope.addHook("onRequest", (request, _reply, done) => {
+    await exchange.loadAuctionKeys();
+    // The auction's clock starts when the request arrives, before its body is read; so does
+    // the check of its key: an unauthenticated caller costs no body read and no JSON parse.
+    scope.addHook("onRequest", async (request, reply) => {
       startedAt.set(request, performance.now() - (lag?.waitedMs() ?? 0));
-      done();
+      if ((request.routeOptions.config as { operationId?: string }).operationId !== "auction") return;
+      const admission = await exchange.admit(request.headers.authorization, request.ip);
+      if (admission === undefined) return;
+      if ("account" in admission) {
+        accounts.set(request, admission.account);
+        return;
+      }
+      const { status, headers, body } = admission.refusal;
+      return reply.code(status).headers(headers ?? {}).type("application/json; charset=utf-8").send(JSON.stringify(body));
     });
     await scope.register(exchangePlugin, {
       lenient: options.lenient === true,
       parseJson: parseBidRequestBody, // bidders get the caller's own text, tmax rewritten (forward.ts)
       handlers: {
-        auction: (input) => exchange.auction(input, startedAt.get(input.request)),
+        auction: (input) => exchange.auction(input, startedAt.get(input.request), accounts.get(input.request)),
         billingEvent: (input) => exchange.billing(input),
       },
     });

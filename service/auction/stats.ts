@@ -34,6 +34,8 @@ export class ExchangeStats {
   overloaded = 0;
   /** Billing calls: `refused` are genuine tokens whose impression the report store would not keep (500). */
   billing = { recorded: 0, duplicate: 0, invalid: 0, expired: 0, refused: 0 };
+  /** Auctions refused for their caller (auction-auth.ts): 401, 429 and 403. */
+  readonly auth = { unauthorized: 0, throttled: 0, forbidden: 0 };
   /** Auctions and billing calls whose spool line could not be written (the counts are kept, not crash-safe). */
   spoolFailures = 0;
   readonly bidders = new Map<string, BidderCounters>();
@@ -71,6 +73,7 @@ export class ExchangeStats {
       late: this.late,
       overloaded: this.overloaded,
       billing: { ...this.billing },
+      auth: { ...this.auth },
       spoolFailures: this.spoolFailures,
       bidders,
     };

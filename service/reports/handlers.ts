@@ -6,6 +6,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import { ReportStatusCode, reportLimits, type ValidationIssue } from "@adxkit/bindings";
 import type { DemandReportHandlers, OperationInput, OperationOutput, SupplyReportHandlers } from "@adxkit/bindings/fastify";
+import type { AuthThrottle } from "../accounts/throttle.js";
 import type { Account, Dimension, Metric, ReportQuery, ReportStore, Side } from "../store/store.js";
 import { errorEnvelope, successEnvelope, type ReportEnvelope } from "./envelope.js";
 import { addMonthsClamped } from "./time.js";
@@ -16,8 +17,8 @@ const filterNames = ["ad_format", "platform", "placement_id", "app_bundle_id", "
 
 export interface ReportServiceOptions {
   store: ReportStore;
-  /** Slows down repeated failed credentials from one source; returns true when the caller must wait it out. */
-  authThrottle?: { failed(source: string): void; blocked(source: string): boolean; succeeded(source: string): void };
+  /** Slows down repeated failed credentials from one address or against one userid (service/accounts/throttle.ts). */
+  authThrottle?: AuthThrottle;
   now?: () => Date;
 }
 
@@ -52,11 +53,25 @@ export function reportQuery(side: Side, account: Account, body: Record<string, a
   };
 }
 
-/** The account the credentials name, when it belongs to `side`; null otherwise (-3). */
-export async function reportAccount(store: ReportStore, side: Side, credentials: { userid?: string; authorization?: string }): Promise<Account | null> {
+/**
+ * Checks a report request's credentials through the throttle: the account, or why not (-3).
+ * Every path that checks report credentials goes through here, also a request Fastify refused
+ * before its route ran (service/app.ts).
+ */
+export async function authenticateReport(
+  options: ReportServiceOptions,
+  side: Side,
+  credentials: { userid?: string; authorization?: string },
+  address: string,
+): Promise<{ account: Account } | { refused: string }> {
+  const source = { address, userid: credentials.userid };
+  if (options.authThrottle?.blocked(source)) return { refused: "too many failed credentials from this address or for this userid; retry later" };
   const { userid, authorization } = credentials;
-  const account = userid && authorization ? await store.verifyCredentials(userid, authorization) : null;
-  return account && account.side === side ? account : null;
+  const account = userid && authorization ? await options.store.verifyCredentials(userid, authorization) : null;
+  if (account && account.side === side) return { account };
+  // A right pair of the other side guessed nothing: it counts against the address only.
+  options.authThrottle?.failed(account ? { address } : source);
+  return { refused: !userid || !authorization ? "x-userid and x-authorization are required" : `no ${side} account has these credentials` };
 }
 
 /** Answers one report request; never throws. */
@@ -64,18 +79,9 @@ export async function answerReport(side: Side, input: OperationInput<any>, optio
   const now = options.now?.();
   const log = input.request.log as FastifyBaseLogger;
   try {
-    const source = input.request.ip;
-    if (options.authThrottle?.blocked(source)) {
-      return ok(errorEnvelope(ReportStatusCode.Unauthorized, "too many failed credentials from this address; retry later", now));
-    }
-    const { userid, authorization } = input.credentials;
-    const account = await reportAccount(options.store, side, input.credentials);
-    if (!account) {
-      options.authThrottle?.failed(source);
-      const detail = !userid || !authorization ? "x-userid and x-authorization are required" : `no ${side} account has these credentials`;
-      return ok(errorEnvelope(ReportStatusCode.Unauthorized, detail, now));
-    }
-    options.authThrottle?.succeeded(source);
+    const checked = await authenticateReport(options, side, input.credentials, input.request.ip);
+    if ("refused" in checked) return ok(errorEnvelope(ReportStatusCode.Unauthorized, checked.refused, now));
+    const { account } = checked;
 
     if (!input.validation.valid) return ok(errorEnvelope(ReportStatusCode.InvalidParams, describeIssues(input.validation.errors), now));
     const body = input.payload as Record<string, any>;

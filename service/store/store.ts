@@ -105,6 +105,15 @@ export interface NewAccount {
   placement_dimensions?: boolean;
 }
 
+/** A supply account's auction key, as the exchange's key table holds it: never the key itself. */
+export interface AuctionKeyRecord {
+  userid: string;
+  /** The publishers whose auctions the key may run. */
+  publisher_ids: string[];
+  /** SHA-256 of the key, hex. */
+  key_sha256: string;
+}
+
 /** A billing token a load of facts counts: its id, and when it expires (epoch milliseconds). */
 export interface CountedBillingToken {
   id: string;
@@ -151,6 +160,13 @@ export interface ReportStore {
   verifyCredentials(userid: string, authorization: string): Promise<Account | null>;
   /** Answers a trivial query: the store is reachable (the server's /ready). Throws like any call when it is not. */
   ping(): Promise<void>;
+  /**
+   * Issues a new auction key to a live supply account (replacing its previous one) and returns
+   * it, here only; null when the userid names no such account.
+   */
+  issueAuctionKey(userid: string): Promise<string | null>;
+  /** The auction keys of live supply accounts (hashes only), for the exchange to check against. */
+  auctionKeys(): Promise<AuctionKeyRecord[]>;
   /** Waits for running calls, then frees the engine; later calls fail with `ADX_ERR_STORE_CLOSED`. */
   close(): Promise<void>;
 }

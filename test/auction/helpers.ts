@@ -167,7 +167,8 @@ export function onLoopback(bidders: BidderConfig[]): BidderConfig[] {
 export async function startExchange(bidders: BidderConfig[], options: Partial<ExchangeOptions> = {}): Promise<TestExchange> {
   const app = Fastify({ logger: false });
   const sink = memorySink();
-  const handle = registerExchange(app, { bidders: onLoopback(bidders), sink, billingKeys: BILLING_KEYS, publicUrl: PUBLIC_URL, flushMs: 50, ...options });
+  // Open unless the test hands it auction keys: most tests are about something else than who calls.
+  const handle = registerExchange(app, { bidders: onLoopback(bidders), sink, billingKeys: BILLING_KEYS, publicUrl: PUBLIC_URL, flushMs: 50, openAuction: options.auctionKeys === undefined, ...options });
   await app.listen({ port: 0, host: "127.0.0.1" });
   const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
   const dispatcher = new Pool(url, { connections: 16 });

@@ -30,6 +30,7 @@ test("an auction and its billing call show in the reports", async () => {
     sink: store,
     billingKeys: BILLING_KEYS,
     publicUrl: "http://127.0.0.1",
+    openAuction: true,
     clock,
     flushMs: 200,
   });

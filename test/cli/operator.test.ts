@@ -60,6 +60,7 @@ describe.skipIf(!BUILT)(`adxkit serve's options${BUILT ? "" : " — SKIPPED: dis
       clickhousePassword: { value: "[redacted]", from: "ADXKIT_CLICKHOUSE_PASSWORD_FILE" },
       host: { value: "127.0.0.1", from: "default" },
       port: { value: 9100, from: "PORT" },
+      openAuction: { value: false, from: "default" },
       maxCpm: { value: 25.5, from: "ADXKIT_MAX_CPM" },
       spool: { value: false, from: "ADXKIT_SPOOL" },
       lenient: { value: true, from: "ADXKIT_LENIENT" },

@@ -40,6 +40,8 @@ let root: string;
 let origin: string;
 let supply: { userid: string; authorization: string };
 let demand: { userid: string; authorization: string };
+/** The auction key of a supply account selling the example requests' publisher (pub-12). */
+let auctionKey: string;
 
 beforeAll(async () => {
   if (!hasChromium) return;
@@ -49,6 +51,7 @@ beforeAll(async () => {
   store = await openStore({ db: ":memory:" });
   await store.ingest(generateSeedFacts(EXAMPLE_SEED));
   supply = await store.createAccount({ side: "supply", publisher_ids: ["pub-1"], placement_dimensions: true });
+  auctionKey = (await store.issueAuctionKey((await store.createAccount({ side: "supply", publisher_ids: ["pub-12"] })).userid))!;
   demand = await store.createAccount({ side: "demand", bidder_id: "dsp-1" });
   const port = await freePort();
   origin = `http://127.0.0.1:${port}`;
@@ -58,7 +61,7 @@ beforeAll(async () => {
     now: () => EXAMPLE_NOW,
     extend: async (instance) => {
       await registerDocs(instance, { root });
-      registerExchange(instance, { bidders: onLoopback([{ id: "fake", endpoint: bidder.endpoint, seat: "seat-a" }]), sink: store, billingKeys: BILLING_KEYS, publicUrl: origin, flushMs: 50 });
+      registerExchange(instance, { bidders: onLoopback([{ id: "fake", endpoint: bidder.endpoint, seat: "seat-a" }]), sink: store, billingKeys: BILLING_KEYS, publicUrl: origin, flushMs: 50, auctionKeys: store });
     },
   });
   await app.listen({ host: "127.0.0.1", port });
@@ -261,6 +264,8 @@ describe.skipIf(!hasChromium)("docs site in Chromium", () => {
     const request = JSON.parse(await editor.inputValue());
     expect(request.id).toBe("req-banner-full");
     await editor.fill(JSON.stringify({ ...request, tmax: 3000 }, null, 2));
+    // The exchange asks for a supply account's key (a 401 without it would show as a console error here).
+    await page.getByLabel("Key (auctionKey), sent as Authorization: Bearer").fill(auctionKey);
     await page.getByRole("button", { name: "Send POST /openrtb2/auction" }).click();
     await expectText(page.locator("[data-console-status]"), /^HTTP 200/);
     const body = JSON.parse((await page.locator("[data-console-response]").textContent())!);

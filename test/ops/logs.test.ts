@@ -35,7 +35,7 @@ async function appLoggingAt(level: string) {
     store,
     logger: { level, stream },
     extend: (instance) => {
-      const exchange = registerExchange(instance, { bidders: [{ id: "dsp-1", endpoint: bidder.endpoint, seat: "s" }], sink: store, billingKeys: BILLING_KEYS, publicUrl: PUBLIC_URL });
+      const exchange = registerExchange(instance, { bidders: [{ id: "dsp-1", endpoint: bidder.endpoint, seat: "s" }], sink: store, billingKeys: BILLING_KEYS, publicUrl: PUBLIC_URL, openAuction: true });
       registerOps(instance, { store, metrics: new ServerMetrics(), exchange, bidders: 1 });
     },
   });

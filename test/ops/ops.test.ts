@@ -29,7 +29,7 @@ beforeAll(async () => {
   bidder = await startFakeBidder((r) => ({ body: answer(r, [bid(2)]) }));
   const biddersFile = join(dir, "bidders.json");
   writeFileSync(biddersFile, JSON.stringify([{ id: "dsp-1", endpoint: bidder.endpoint, seat: "seat-1" }]));
-  server = await startServer({ db: join(dir, "data", "adxkit.duckdb"), port: 0, biddersFile, logLevel: "silent" });
+  server = await startServer({ db: join(dir, "data", "adxkit.duckdb"), port: 0, biddersFile, logLevel: "silent", openAuction: true });
 });
 afterAll(async () => {
   await server?.close();

@@ -122,6 +122,7 @@ beforeAll(async () => {
         sink: { ingest: async () => 0 },
         billingKeys: BILLING_KEYS,
         publicUrl: "http://exchange.test",
+        openAuction: true,
       });
     },
   });

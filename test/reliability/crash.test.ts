@@ -107,7 +107,7 @@ describe.skipIf(!BUILT)(`kill -9 of adxkit serve under load${BUILT ? "" : " — 
     };
 
     for (let cycle = 1; cycle <= CYCLES + 1; cycle++) {
-      node = await startServerProcess(`serve (run ${cycle})`, ["--db", db, "--bidders", biddersFile], port);
+      node = await startServerProcess(`serve (run ${cycle})`, ["--db", db, "--bidders", biddersFile, "--open-auction"], port);
       const url = node.url;
       if (cycle > 1) {
         // Before anything is sent again: what was acknowledged is there, nothing that was never issued is.

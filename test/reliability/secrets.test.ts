@@ -14,6 +14,7 @@ import { DuckDBInstance } from "@duckdb/node-api";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { secretParameters } from "@adxkit/bindings/fastify";
+import { createAuthThrottle } from "../../service/accounts/throttle.js";
 import { buildApp } from "../../service/app.js";
 import { registerExchange } from "../../service/auction/index.js";
 import { startBidder, type RunningBidder } from "../../service/bidder/index.js";
@@ -45,7 +46,7 @@ describe("secrets never reach the log", () => {
       store,
       logger: { level: "debug", stream },
       extend: (instance) => {
-        registerExchange(instance, { bidders: [{ id: "dsp-1", endpoint: bidder.endpoint, seat: "seat-1", allow_private_addresses: true }], sink: store, billingKeys: new SealKeyRing([sealKey("log-test")]), publicUrl: "http://127.0.0.1" });
+        registerExchange(instance, { bidders: [{ id: "dsp-1", endpoint: bidder.endpoint, seat: "seat-1", allow_private_addresses: true }], sink: store, billingKeys: new SealKeyRing([sealKey("log-test")]), publicUrl: "http://127.0.0.1", openAuction: true });
       },
     });
   });
@@ -116,17 +117,44 @@ describe("credentials at rest and under guessing", () => {
     }
   });
 
-  it("refuses an address after 20 failed credentials, even with the right ones, and not another address", async () => {
+  it("refuses an address after 20 failed credentials, even with the right ones, until the minute passes; a success resets nothing", async () => {
+    const store = await openStore({ db: ":memory:" });
+    let now = 0;
+    const app = await buildApp({ store, authThrottle: createAuthThrottle({ now: () => now }) });
+    try {
+      const mine = await store.createAccount({ side: "supply", publisher_ids: ["pub-1"] });
+      const other = await store.createAccount({ side: "supply", publisher_ids: ["pub-2"] });
+      const report = (who: { userid: string }, authorization: string, remoteAddress: string) =>
+        app.inject({ method: "POST", url: "/api/report/v1", remoteAddress, headers: { "x-userid": who.userid, "x-authorization": authorization }, payload: { start: day(-1), end: day(1) } });
+      // 19 guesses, a right login, one more guess: the login did not buy another 20.
+      for (let i = 0; i < 19; i++) expect((await report(other, `guess-${i}`, "192.0.2.7")).json().status.code).toBe(-3);
+      expect((await report(mine, mine.authorization, "192.0.2.7")).json().status.code).toBe(0);
+      expect((await report(other, "guess-19", "192.0.2.7")).json().status.code).toBe(-3);
+      expect((await report(mine, mine.authorization, "192.0.2.7")).json().status.code).toBe(-3);
+      // Another address is not refused; the first one is again once the minute has passed.
+      expect((await report(mine, mine.authorization, "192.0.2.8")).json().status.code).toBe(0);
+      now = 60_000;
+      expect((await report(mine, mine.authorization, "192.0.2.7")).json().status.code).toBe(0);
+    } finally {
+      await app.close();
+      await store.close();
+    }
+  });
+
+  it("refuses a userid after 20 failed credentials against it, whatever the addresses; an unknown userid is counted alike", async () => {
     const store = await openStore({ db: ":memory:" });
     const app = await buildApp({ store });
     try {
       const account = await store.createAccount({ side: "supply", publisher_ids: ["pub-1"] });
-      const report = (authorization: string, remoteAddress: string) =>
-        app.inject({ method: "POST", url: "/api/report/v1", remoteAddress, headers: { "x-userid": account.userid, "x-authorization": authorization }, payload: { start: day(-1), end: day(1) } });
-      expect((await report(account.authorization, "192.0.2.7")).json().status.code).toBe(0);
-      for (let i = 0; i < 20; i++) expect((await report(`guess-${i}`, "192.0.2.7")).json().status.code).toBe(-3);
-      expect((await report(account.authorization, "192.0.2.7")).json().status.code).toBe(-3);
-      expect((await report(account.authorization, "192.0.2.8")).json().status.code).toBe(0);
+      const report = (userid: string, authorization: string, remoteAddress: string) =>
+        app.inject({ method: "POST", url: "/api/report/v1", remoteAddress, headers: { "x-userid": userid, "x-authorization": authorization }, payload: { start: day(-1), end: day(1) } });
+      for (let i = 0; i < 20; i++) {
+        expect((await report(account.userid, `guess-${i}`, `198.51.100.${i}`)).json().status.code).toBe(-3);
+        expect((await report("u_000000000000", `guess-${i}`, `203.0.113.${i}`)).json().status.code).toBe(-3);
+      }
+      const blocked = await report(account.userid, account.authorization, "198.51.100.200");
+      expect(blocked.json().status).toMatchObject({ code: -3, detail: expect.stringContaining("too many failed credentials") });
+      expect((await report("u_000000000000", "x", "203.0.113.200")).json().status.detail).toContain("too many failed credentials");
     } finally {
       await app.close();
       await store.close();

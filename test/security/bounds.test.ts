@@ -70,7 +70,7 @@ describe("a billing call answers 2xx only once its fact is durable and kept by t
   beforeAll(async () => {
     store = await openStore({ db: ":memory:" });
     app = Fastify({ logger: false });
-    handle = registerExchange(app, { bidders: [{ id: "dsp-a", endpoint: a.endpoint, seat: "seat-a" }], sink: store, billingKeys: BILLING_KEYS, publicUrl: PUBLIC_URL, clock, flushMs: 60_000 });
+    handle = registerExchange(app, { bidders: [{ id: "dsp-a", endpoint: a.endpoint, seat: "seat-a" }], sink: store, billingKeys: BILLING_KEYS, publicUrl: PUBLIC_URL, clock, flushMs: 60_000, openAuction: true });
     await app.ready();
   });
   afterAll(async () => {

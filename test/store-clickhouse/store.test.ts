@@ -1,6 +1,7 @@
 // Loads and accounts on ClickHouse, the cases of test/store/ingest.test.ts and accounts.test.ts
 // that concern the engine: same keys add up, all-or-nothing (also through staging), concurrent
 // loads, migrations at open, close; accounts created, verified, listed, revoked.
+import { createHash } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FactError, openStore, type Fact } from "../../service/store/index.js";
 import { demand, demandQuery, supply, supplyQuery } from "../store/helpers.js";
@@ -178,6 +179,22 @@ describe.skipIf(reason !== undefined)(`ClickHouse store at ${CLICKHOUSE_URL}${re
       const text = JSON.stringify(list);
       expect(text).not.toContain(created.authorization);
       expect(text).not.toMatch(/token|hash|authorization/);
+    });
+
+    it("auction keys: one per live supply account, kept as its hash; none for demand, unknown or revoked accounts", async () => {
+      const sha = (key: string) => createHash("sha256").update(key).digest("hex");
+      const supply = await store.createAccount({ side: "supply", publisher_ids: ["pub-1", "pub-2"] });
+      const demand = await store.createAccount({ side: "demand", bidder_id: "dsp-1" });
+      const first = await store.issueAuctionKey(supply.userid);
+      await new Promise((resolve) => setTimeout(resolve, 5)); // a newer version
+      const second = await store.issueAuctionKey(supply.userid);
+      expect(first).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(second).not.toBe(first);
+      expect(await store.auctionKeys()).toEqual([{ userid: supply.userid, publisher_ids: ["pub-1", "pub-2"], key_sha256: sha(second!) }]);
+      expect(await store.issueAuctionKey(demand.userid)).toBeNull();
+      expect(await store.issueAuctionKey("u_000000000000")).toBeNull();
+      await store.revokeAccount(supply.userid);
+      expect(await store.auctionKeys()).toEqual([]);
     });
 
     it("revokes: the credential stops working, the account stays listed once", async () => {

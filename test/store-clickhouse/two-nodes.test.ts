@@ -53,7 +53,7 @@ describe.skipIf(reason !== undefined || !BUILT)(
       const biddersFile = join(dir, "bidders.json");
       writeFileSync(biddersFile, JSON.stringify(bidders.map((b, i) => ({ id: BIDDER_IDS[i], endpoint: b.endpoint, seat: `seat-${"ab"[i]}`, timeout_ms: 800, allow_private_addresses: true }))));
       const env = { ...process.env, ADXKIT_BILLING_SECRET: `two-nodes-${randomBytes(16).toString("hex")}` };
-      const common = ["--store", "clickhouse", "--clickhouse-url", clickhouseUrl, "--bidders", biddersFile];
+      const common = ["--store", "clickhouse", "--clickhouse-url", clickhouseUrl, "--bidders", biddersFile, "--open-auction"];
       // One after the other: the first creates the database and runs the migrations.
       // Each node has a spool of its own (one writer per spool folder).
       nodes.push(await startServerProcess("node 1", [...common, "--db", join(dir, "n1.duckdb"), "--spool", join(dir, "n1-spool")], await freePort(), env));

@@ -1,5 +1,9 @@
 // Accounts: created once with a credential, verified in constant time, revoked, never leaking the credential.
+import { createHash } from "node:crypto";
+import { DuckDBInstance } from "@duckdb/node-api";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createAccount, verifyCredentials } from "../../service/store/duckdb/accounts.js";
+import { migrate } from "../../service/store/duckdb/migrations.js";
 import { openStore, type ReportStore } from "../../service/store/index.js";
 
 let store: ReportStore;
@@ -76,5 +80,56 @@ describe("accounts", () => {
   ])("refuses %s", async (_name, account) => {
     await expect(store.createAccount(account as never)).rejects.toMatchObject({ code: "ADX_ERR_STORE_ACCOUNT_INVALID" });
     expect(await store.listAccounts()).toEqual([]);
+  });
+});
+
+describe("auction keys", () => {
+  const sha = (key: string) => createHash("sha256").update(key).digest("hex");
+
+  it("a live supply account gets one key at a time, kept as its hash; demand, unknown and revoked accounts get none", async () => {
+    const supply = await store.createAccount({ side: "supply", publisher_ids: ["pub-1", "pub-2"] });
+    const demand = await store.createAccount({ side: "demand", bidder_id: "dsp-1" });
+    const first = await store.issueAuctionKey(supply.userid);
+    expect(first).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const second = await store.issueAuctionKey(supply.userid);
+    expect(second).not.toBe(first);
+    expect(await store.auctionKeys()).toEqual([{ userid: supply.userid, publisher_ids: ["pub-1", "pub-2"], key_sha256: sha(second!) }]);
+    expect(JSON.stringify(await store.listAccounts())).not.toContain(second!);
+    expect(await store.issueAuctionKey(demand.userid)).toBeNull();
+    expect(await store.issueAuctionKey("u_000000000000")).toBeNull();
+    await store.revokeAccount(supply.userid);
+    expect(await store.auctionKeys()).toEqual([]);
+    expect(await store.issueAuctionKey(supply.userid)).toBeNull();
+  });
+
+  it("an unknown userid does the same store work as a known one with a wrong credential", async () => {
+    const instance = await DuckDBInstance.create(":memory:");
+    const connection = await instance.connect();
+    try {
+      await migrate(connection);
+      const { userid } = await createAccount(connection, { side: "supply", publisher_ids: ["pub-1"] });
+      const shape = (value: unknown) => (value instanceof Uint8Array ? `bytes:${value.length}` : typeof value);
+      /** The statements a check runs and the shape of every row they read. */
+      const work = async (who: string) => {
+        const seen: { sql: string; rows: Record<string, string>[] }[] = [];
+        const spy = {
+          runAndReadAll: async (...args: Parameters<typeof connection.runAndReadAll>) => {
+            const reader = await connection.runAndReadAll(...args);
+            seen.push({ sql: String(args[0]), rows: reader.getRowObjectsJS().map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, shape(v)]))) });
+            return reader;
+          },
+        };
+        expect(await verifyCredentials(spy as unknown as typeof connection, who, "a-wrong-credential")).toBeNull();
+        return seen;
+      };
+      const known = await work(userid);
+      expect(known).toHaveLength(1);
+      expect(known[0].rows).toHaveLength(1);
+      expect(await work("u_000000000000")).toEqual(known);
+      expect(await work("u".repeat(100))).toEqual(known);
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
   });
 });

@@ -1,4 +1,5 @@
 // The ingest, seed and accounts commands, run in-process through commander (no child processes).
+import { createHash } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -99,11 +100,14 @@ describe("adxkit accounts", () => {
   it("creates, lists and revokes accounts; the credential is printed once and works", async () => {
     const created = await run("accounts", "create", "--db", db, "--side", "supply", "--publisher-id", "pub-1", "--publisher-id", "pub-2", "--legacy", "--placement-dimensions");
     expect(created.exitCode).toBe(0);
-    const [{ userid, authorization }] = jsonLines(created.stdout);
-    expect(Object.keys(jsonLines(created.stdout)[0])).toEqual(["userid", "authorization"]);
+    const [{ userid, authorization, auction_key }] = jsonLines(created.stdout);
+    // A supply account also gets its auction key (POST /openrtb2/auction).
+    expect(Object.keys(jsonLines(created.stdout)[0])).toEqual(["userid", "authorization", "auction_key"]);
+    expect(auction_key).toMatch(/^[\w-]{43}$/);
 
     const demand = await run("accounts", "create", "--db", db, "--side", "demand", "--bidder-id", "dsp-1");
     expect(demand.exitCode).toBe(0);
+    expect(Object.keys(jsonLines(demand.stdout)[0])).toEqual(["userid", "authorization"]);
 
     const listed = await run("accounts", "list", "--db", db);
     expect(listed.exitCode).toBe(0);
@@ -112,6 +116,7 @@ describe("adxkit accounts", () => {
     expect(accounts[0]).toMatchObject({ userid, side: "supply", publisher_ids: ["pub-1", "pub-2"], legacy: true, placement_dimensions: true, revoked: false });
     expect(accounts[1]).toMatchObject({ side: "demand", bidder_id: "dsp-1" });
     expect(listed.stdout).not.toContain(authorization);
+    expect(listed.stdout).not.toContain(auction_key);
     expect(listed.stdout).not.toMatch(/hash|token|authorization/);
 
     let store = await openStore({ db });
@@ -123,6 +128,31 @@ describe("adxkit accounts", () => {
     store = await openStore({ db });
     expect(await store.verifyCredentials(userid, authorization)).toBeNull();
     await store.close();
+  });
+
+  it("auction-key issues a new key and retires the old one; a demand, unknown or revoked account gets none", async () => {
+    const sha = (key: string) => createHash("sha256").update(key).digest("hex");
+    const [supply] = jsonLines((await run("accounts", "create", "--db", db, "--side", "supply", "--publisher-id", "pub-1")).stdout);
+    const [demand] = jsonLines((await run("accounts", "create", "--db", db, "--side", "demand", "--bidder-id", "dsp-1")).stdout);
+    const rotated = await run("accounts", "auction-key", "--db", db, supply.userid);
+    expect(rotated.exitCode).toBe(0);
+    const [{ userid, auction_key }] = jsonLines(rotated.stdout);
+    expect(userid).toBe(supply.userid);
+    expect(auction_key).not.toBe(supply.auction_key);
+    let store = await openStore({ db });
+    expect(await store.auctionKeys()).toEqual([{ userid: supply.userid, publisher_ids: ["pub-1"], key_sha256: sha(auction_key) }]);
+    await store.close();
+
+    for (const who of [demand.userid, "u_nobody"]) {
+      const refused = await run("accounts", "auction-key", "--db", db, who);
+      expect(refused.exitCode).toBe(1);
+      expect(refused.stderr).toContain(`no live supply account ${JSON.stringify(who)}`);
+    }
+    await run("accounts", "revoke", "--db", db, supply.userid);
+    store = await openStore({ db });
+    expect(await store.auctionKeys()).toEqual([]);
+    await store.close();
+    expect((await run("accounts", "auction-key", "--db", db, supply.userid)).exitCode).toBe(1);
   });
 
   it("exits 1 when revoking an unknown userid", async () => {
@@ -147,7 +177,7 @@ describe("adxkit accounts", () => {
   });
 
   it("documents every command with examples", async () => {
-    for (const argv of [["ingest"], ["seed"], ["accounts"], ["accounts", "create"], ["accounts", "list"], ["accounts", "revoke"]]) {
+    for (const argv of [["ingest"], ["seed"], ["accounts"], ["accounts", "create"], ["accounts", "list"], ["accounts", "auction-key"], ["accounts", "revoke"]]) {
       const result = await run(...argv, "--help");
       expect(result.exitCode).toBe(0);
       expect(result.stdout).toMatch(/Examples:\n {2}\$ adxkit /);

@@ -78,6 +78,9 @@ const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
 /** The environment variable a sample reads a credential from: `x-userid` → `ADXKIT_USERID`. */
 export const credentialVariable = (name: string) => `ADXKIT_${name.replace(/^x-/i, "").replace(/[^A-Za-z0-9]+/g, "_").toUpperCase()}`;
 
+/** The credential name of a bearer key, for credentialVariable: scheme `auctionKey` → `auction-key` (`ADXKIT_AUCTION_KEY`). */
+const bearerName = (op: OperationModel) => op.bearerScheme!.replace(/([a-z0-9])([A-Z])/g, "$1-$2").toLowerCase();
+
 /** Base address of an operation: its own server (the bidder endpoint), else its interface's, at their defaults. */
 export function baseUrl(o: SiteOperation): string {
   return (o.op.servers[0] ?? o.api.servers[0])?.resolved.replace(/\/+$/, "") ?? "http://127.0.0.1:8080";
@@ -115,6 +118,7 @@ function curl(o: SiteOperation, payload: unknown): string {
     lines.push(`curl -sS ${op.method === "POST" ? "" : `-X ${op.method} `}${shellQuote(url)}`);
     if (hasBody(op)) lines.push(`-H 'content-type: application/json'`);
     if (op.credentialsIn === "header") for (const c of op.credentials) lines.push(`-H "${c}: $${credentialVariable(c)}"`);
+    if (op.bearerScheme) lines.push(`-H "authorization: Bearer $${credentialVariable(bearerName(op))}"`);
   }
   let text = lines.join(" \\\n  ");
   if (hasBody(op)) text += ` \\\n  --data-binary @- <<'JSON'\n${formatJson(payload)}\nJSON`;
@@ -130,7 +134,12 @@ function http(o: SiteOperation, payload: unknown): string {
     const query = pairs.map(([name, value], i) => `    ${i === 0 ? "?" : "&"}${name}=${value}`).join("\n");
     return `GET ${op.path}${query ? `\n${query}` : ""}\nHost: ${host}`;
   }
-  const headers = [`Host: ${host}`, ...(hasBody(op) ? ["Content-Type: application/json"] : []), ...(op.credentialsIn === "header" ? credentials.map(([c, v]) => `${c}: ${v}`) : [])];
+  const headers = [
+    `Host: ${host}`,
+    ...(hasBody(op) ? ["Content-Type: application/json"] : []),
+    ...(op.credentialsIn === "header" ? credentials.map(([c, v]) => `${c}: ${v}`) : []),
+    ...(op.bearerScheme ? [`Authorization: Bearer <${credentialVariable(bearerName(op))}>`] : []),
+  ];
   return `${op.method} ${op.path} HTTP/1.1\n${headers.join("\n")}${hasBody(op) ? `\n\n${formatJson(payload)}` : ""}`;
 }
 
@@ -146,7 +155,11 @@ function urlLines(o: SiteOperation, payload: unknown, env: (name: string) => str
 /** The fetch call and what is done with the answer, given the name of the payload variable. */
 function fetchLines(o: SiteOperation, body: string, env: (name: string) => string): string[] {
   const { op } = o;
-  const headers = [...(hasBody(op) ? [`"content-type": "application/json"`] : []), ...(op.credentialsIn === "header" ? op.credentials.map((c) => `${JSON.stringify(c)}: ${env(c)}`) : [])];
+  const headers = [
+    ...(hasBody(op) ? [`"content-type": "application/json"`] : []),
+    ...(op.credentialsIn === "header" ? op.credentials.map((c) => `${JSON.stringify(c)}: ${env(c)}`) : []),
+    ...(op.bearerScheme ? [`authorization: \`Bearer \${${env(bearerName(op))}}\``] : []),
+  ];
   const init = [`method: ${JSON.stringify(op.method)}`, ...(headers.length ? [`headers: {\n    ${headers.join(",\n    ")},\n  }`] : []), ...(hasBody(op) ? [`body: ${body}`] : [])];
   const target = op.method === "GET" ? "url" : JSON.stringify(baseUrl(o) + op.path);
   return [`const response = await fetch(${target}, {\n  ${init.join(",\n  ")},\n});`];

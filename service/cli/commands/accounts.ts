@@ -50,11 +50,12 @@ Examples:
   $ adxkit accounts create --db ./data/adxkit.duckdb --side demand --bidder-id dsp-1
   $ adxkit accounts create --db ./data/adxkit.duckdb --side supply --publisher-id pub-1 --publisher-id pub-2 --placement-dimensions
   $ adxkit accounts list --db ./data/adxkit.duckdb
+  $ adxkit accounts auction-key --db ./data/adxkit.duckdb u_0123456789ab
   $ adxkit accounts revoke --db ./data/adxkit.duckdb u_0123456789ab`,
     );
 
   addStoreOptions(accounts.command("create"))
-    .description("create an account and print its credential, once: {\"userid\":…,\"authorization\":…}")
+    .description("create an account and print its credentials, once: {\"userid\":…,\"authorization\":…} (a supply account also gets an \"auction_key\")")
     .option("--db <path>", "database file (its folder is created) or :memory:", DEFAULT_DB_PATH)
     .option("--side <side>", "demand (report A) or supply (report B)")
     .option("--bidder-id <id>", "demand: the bidder whose data the account reads")
@@ -65,6 +66,8 @@ Examples:
       "after",
       `
 The authorization is printed once and stored only as a hash: keep it; it cannot be shown again.
+A supply account also gets its auction key (POST /openrtb2/auction, Authorization: Bearer), the
+same way; \`adxkit accounts auction-key USERID\` replaces it.
 
 Examples:
   $ adxkit accounts create --db ./data/adxkit.duckdb --side demand --bidder-id dsp-1
@@ -72,13 +75,14 @@ Examples:
     )
     .action(async (options: CreateOptions) => {
       const account = newAccount(options);
-      const created = await withStore(options, true, (store) =>
-        store.createAccount(account).catch((error: unknown) => {
+      const created = await withStore(options, true, async (store) => {
+        const { userid, authorization } = await store.createAccount(account).catch((error: unknown) => {
           if (error instanceof StoreError && error.code === "ADX_ERR_STORE_ACCOUNT_INVALID") throw new UsageError(error.message);
           throw error;
-        }),
-      );
-      process.stdout.write(`${JSON.stringify({ userid: created.userid, authorization: created.authorization })}\n`);
+        });
+        return account.side === "supply" ? { userid, authorization, auction_key: await store.issueAuctionKey(userid) } : { userid, authorization };
+      });
+      process.stdout.write(`${JSON.stringify(created)}\n`);
     });
 
   addStoreOptions(accounts.command("list"))
@@ -96,8 +100,30 @@ Examples:
       for (const account of list) process.stdout.write(`${JSON.stringify(account)}\n`);
     });
 
+  addStoreOptions(accounts.command("auction-key"))
+    .description("issue a new auction key to a supply account and print it, once (the previous key stops working; exit 1 when no live supply account has the userid)")
+    .argument("<userid>", "the supply account")
+    .option("--db <path>", "database file (its folder is created) or :memory:", DEFAULT_DB_PATH)
+    .addHelpText(
+      "after",
+      `
+A running exchange takes the new key within a second and drops the old one within 5 s.
+
+Examples:
+  $ adxkit accounts auction-key --db ./data/adxkit.duckdb u_0123456789ab`,
+    )
+    .action(async (userid: string, options: { db: string }) => {
+      const key = await withStore(options, false, (store) => store.issueAuctionKey(userid));
+      if (key !== null) {
+        process.stdout.write(`${JSON.stringify({ userid, auction_key: key })}\n`);
+        return;
+      }
+      process.stderr.write(`accounts auction-key: no live supply account ${JSON.stringify(userid)}\n`);
+      process.exitCode = 1;
+    });
+
   addStoreOptions(accounts.command("revoke"))
-    .description("revoke an account: its credential stops working at once (exit 1 when the userid is unknown)")
+    .description("revoke an account: its credential stops working at once, its auction key within 5 s (exit 1 when the userid is unknown)")
     .argument("<userid>", "the account to revoke")
     .option("--db <path>", "database file (its folder is created) or :memory:", DEFAULT_DB_PATH)
     .addHelpText(

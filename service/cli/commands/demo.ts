@@ -17,21 +17,31 @@ import type { ReportStore } from "../../store/store.js";
 
 interface DemoCredentials {
   demand: { userid: string; authorization: string; bidder_id: string };
-  supply: { userid: string; authorization: string; publisher_ids: string[] };
+  supply: { userid: string; authorization: string; publisher_ids: string[]; auction_key: string };
 }
 
-/** Demo accounts are created once per database and their tokens kept beside it (demo data only). */
+/**
+ * Demo accounts are created once per database and their tokens kept beside it (demo data only).
+ * The supply account's auction key runs the demo traffic (a database of an earlier version gets
+ * one on its next start).
+ */
 async function demoCredentials(store: ReportStore, file: string, rows: number): Promise<DemoCredentials> {
   if (existsSync(file)) {
     const saved = JSON.parse(readFileSync(file, "utf8")) as DemoCredentials;
-    if (await store.verifyCredentials(saved.demand.userid, saved.demand.authorization)) return saved;
+    if (await store.verifyCredentials(saved.demand.userid, saved.demand.authorization)) {
+      if (typeof saved.supply.auction_key !== "string") {
+        saved.supply.auction_key = (await store.issueAuctionKey(saved.supply.userid))!;
+        writeFileSync(file, JSON.stringify(saved, null, 2), { mode: 0o600 });
+      }
+      return saved;
+    }
   }
   process.stderr.write(`adxkit demo: seeding ${rows.toLocaleString()} facts of October 2026…\n`);
   await store.ingest(generateSeedFacts({ days: 31, rows, seed: 42 }));
   const publishers = ["pub-1", "pub-2", "pub-3"];
   const demand = await store.createAccount({ side: "demand", bidder_id: "dsp-1" });
   const supply = await store.createAccount({ side: "supply", publisher_ids: publishers, placement_dimensions: true });
-  const credentials = { demand: { ...demand, bidder_id: "dsp-1" }, supply: { ...supply, publisher_ids: publishers } };
+  const credentials = { demand: { ...demand, bidder_id: "dsp-1" }, supply: { ...supply, publisher_ids: publishers, auction_key: (await store.issueAuctionKey(supply.userid))! } };
   writeFileSync(file, JSON.stringify(credentials, null, 2), { mode: 0o600 });
   return credentials;
 }
@@ -63,7 +73,7 @@ function demoPrices(payloads: readonly Record<string, any>[]): [number, number][
  * Sends one auction every `intervalMs` and calls the billing URL of each winning bid. The
  * example requests take turns, each sold as one of the demo publishers so its supply report fills.
  */
-function startTraffic(baseUrl: string, intervalMs: number, publishers: readonly string[], payloads: readonly Record<string, any>[]): () => Promise<void> {
+function startTraffic(baseUrl: string, intervalMs: number, publishers: readonly string[], payloads: readonly Record<string, any>[], auctionKey: string): () => Promise<void> {
   // Its own connections, destroyed when it stops: a keep-alive connection left open would hold
   // the server's close for its keep-alive timeout (65 s).
   const dispatcher = new Agent({ connections: 8 });
@@ -73,7 +83,8 @@ function startTraffic(baseUrl: string, intervalMs: number, publishers: readonly 
     const publisher = publishers[n % publishers.length];
     const body = { ...example, id: `demo-${Date.now()}-${n++}`, app: { ...example.app, publisher: { ...example.app?.publisher, id: publisher } } };
     try {
-      const response = await request(`${baseUrl}/openrtb2/auction`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body), dispatcher });
+      const headers = { "content-type": "application/json", authorization: `Bearer ${auctionKey}` };
+      const response = await request(`${baseUrl}/openrtb2/auction`, { method: "POST", headers, body: JSON.stringify(body), dispatcher });
       const text = await response.body.text();
       if (response.statusCode !== 200) return;
       for (const seat of JSON.parse(text).seatbid ?? []) {
@@ -141,8 +152,11 @@ export function configure(command: Command): void {
         // The reference bidders listen on 127.0.0.1: their win and billing notices need allow_private_addresses.
         writeFileSync(biddersFile, JSON.stringify(bidders.map((b, i) => ({ id: `dsp-${i + 1}`, endpoint: b.endpoint, seat: `seat-${i + 1}`, allow_private_addresses: true })), null, 2));
         server = await startServer({ db, store, port, biddersFile, logLevel: "warn" });
-        const stopTraffic = rate > 0 ? startTraffic(server.url, Math.max(1, Math.round(1000 / rate)), credentials.supply.publisher_ids, payloads) : async () => {};
-        process.stdout.write(demoPrintout(server.url, credentials, rate));
+        const stopTraffic = rate > 0 ? startTraffic(server.url, Math.max(1, Math.round(1000 / rate)), credentials.supply.publisher_ids, payloads, credentials.supply.auction_key) : async () => {};
+        // The curl of the printout sells the first example request as a demo publisher: its key may run only theirs.
+        const requestFile = join(sideFolder, "demo-request.json");
+        writeFileSync(requestFile, JSON.stringify({ ...payloads[0], app: { ...payloads[0].app, publisher: { id: credentials.supply.publisher_ids[0] } } }, null, 2));
+        process.stdout.write(demoPrintout(server.url, credentials, rate, requestFile));
         const stop = async () => {
           await stopTraffic();
           await closeAll();
@@ -158,7 +172,7 @@ export function configure(command: Command): void {
 }
 
 /** What the demo prints once it runs: where things are, the demo credentials, commands to paste. */
-function demoPrintout(url: string, credentials: DemoCredentials, rate: number): string {
+function demoPrintout(url: string, credentials: DemoCredentials, rate: number, requestFile: string): string {
   const { demand, supply } = credentials;
   return `
 adxkit is running at ${url}
@@ -169,12 +183,13 @@ adxkit is running at ${url}
 Demo credentials (demo data only):
   demand (A), bidder dsp-1:        x-userid ${demand.userid}  x-authorization ${demand.authorization}
   supply (B), pub-1, pub-2, pub-3: x-userid ${supply.userid}  x-authorization ${supply.authorization}
+                                   auction key ${supply.auction_key}
 
 Try:
   curl -s '${url}/api/report/demand_report_v2?x-userid=${demand.userid}&x-authorization=${demand.authorization}&start=2026-10-01T00:00:00&end=2026-10-31T23:59:59&dimensions[]=date&metrics[]=revenue&metrics[]=ecpm'
   curl -s -X POST ${url}/api/report/v1 -H 'content-type: application/json' -H 'x-userid: ${supply.userid}' -H 'x-authorization: ${supply.authorization}' \\
        -d '{"start":"2026-10-01T00:00:00","end":"2026-10-31T23:59:59","dimensions":["country"],"metrics":["revenue","impression","fill_rate"],"limit":5}'
-  curl -s -X POST ${url}/openrtb2/auction -H 'content-type: application/json' -d @spec/examples/bid-request/banner-full.json
+  curl -s -X POST ${url}/openrtb2/auction -H 'content-type: application/json' -H 'authorization: Bearer ${supply.auction_key}' -d @${requestFile}
   curl -s ${url}/ready
   curl -s ${url}/metrics | grep '^adxkit_auctions_total'
 Today's auctions show up in the reports for today's date (start/end around ${new Date().toISOString().slice(0, 10)}).

@@ -18,6 +18,8 @@ Examples:
   $ ADXKIT_PORT=9000 ADXKIT_BIDDERS=bidders.json adxkit serve --print-config
   $ adxkit serve --db :memory: --bidders bidders.json --lenient
   $ adxkit serve --db ./data/adxkit.duckdb --bidders bidders.json --spool /var/lib/adxkit/spool
+  $ curl -s -X POST http://127.0.0.1:8080/openrtb2/auction -H 'content-type: application/json' \\
+      -H 'authorization: Bearer <auction key from adxkit accounts create --side supply>' -d @request.json
   $ curl -s -X POST http://127.0.0.1:8080/api/report/v1 -H 'content-type: application/json' \\
       -H 'x-userid: …' -H 'x-authorization: …' -d '{"start":"2026-10-01T00:00:00","end":"2026-10-31T23:59:59"}'`,
     )
@@ -41,6 +43,7 @@ Examples:
         port,
         biddersFile: options.bidders,
         maxBidCpm: options.maxCpm,
+        openAuction: options.openAuction === true,
         publicUrl: options.publicUrl,
         lenient: options.lenient === true,
         logLevel: options.logLevel,
@@ -52,6 +55,7 @@ Examples:
         await store.close().catch(() => undefined);
         throw error;
       });
+      if (options.bidders && options.openAuction === true) process.stderr.write("adxkit: --open-auction: anyone may run auctions, for any publisher, without an auction key (the demo and tests only)\n");
       process.stderr.write(`adxkit: listening on ${server.url} (reports, ${options.bidders ? "exchange, " : ""}docs at ${server.url}/docs/, ${server.url}/health, /ready, /metrics)\n`);
       const stop = async () => {
         await server.close();

@@ -6,7 +6,7 @@
  */
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { decoyHash, MAX_USERID_LENGTH, normaliseAccount, sha256 } from "../checks.js";
-import type { Account, NewAccount, Side } from "../store.js";
+import type { Account, AuctionKeyRecord, NewAccount, Side } from "../store.js";
 import type { ClickHouseConnection } from "./connection.js";
 
 
@@ -90,13 +90,45 @@ export async function revokeAccount(connection: ClickHouseConnection, userid: st
   return true;
 }
 
-/** The account when `authorization` is its credential and it is not revoked, else null. */
+/**
+ * The account when `authorization` is its credential and it is not revoked, else null. As in
+ * the DuckDB store, one aggregate (one row of the same shape whether or not the userid exists)
+ * and the constant-time comparison run for every call; only a right credential reads the row.
+ */
 export async function verifyCredentials(connection: ClickHouseConnection, userid: string, authorization: string): Promise<Account | null> {
   if (typeof userid !== "string" || typeof authorization !== "string") return null;
   const given = sha256(authorization);
-  const row = userid.length > 0 && userid.length <= MAX_USERID_LENGTH ? await findAccount(connection, userid) : undefined;
-  const stored = row && /^[0-9a-f]{64}$/.test(row.token_sha256) ? Buffer.from(row.token_sha256, "hex") : decoyHash;
+  const name = userid.length <= MAX_USERID_LENGTH ? userid : "";
+  const values = connection.values();
+  const [found] = await connection.rows<{ stored: string; revoked: string | number; rows: string | number }>(
+    `SELECT argMax(token_sha256, version) AS stored, argMax(revoked_at_ms, version) AS revoked, count() AS rows
+     FROM ${connection.table("accounts")} WHERE userid = ${values.add(name, "String")}`,
+    values,
+  );
+  const stored = found && Number(found.rows) > 0 && /^[0-9a-f]{64}$/.test(found.stored) ? Buffer.from(found.stored, "hex") : decoyHash;
   const match = stored.length === given.length && timingSafeEqual(given, stored);
-  if (!match || !row || Number(row.revoked_at_ms) > 0) return null;
-  return toAccount(row);
+  if (!match || Number(found.revoked) > 0) return null;
+  const row = await findAccount(connection, name);
+  return row && Number(row.revoked_at_ms) === 0 ? toAccount(row) : null;
+}
+
+/** A new auction key for a live supply account (replacing its previous one); null when there is none. */
+export async function issueAuctionKey(connection: ClickHouseConnection, userid: string): Promise<string | null> {
+  if (typeof userid !== "string" || userid.length === 0 || userid.length > MAX_USERID_LENGTH) return null;
+  const row = await findAccount(connection, userid);
+  if (!row || row.side !== "supply" || Number(row.revoked_at_ms) > 0) return null;
+  const key = randomBytes(32).toString("base64url");
+  await connection.insert("auction_keys", [{ userid, key_sha256: sha256(key).toString("hex"), version: Date.now() }]);
+  return key;
+}
+
+/** The auction keys of live supply accounts, hashes only. */
+export async function auctionKeys(connection: ClickHouseConnection): Promise<AuctionKeyRecord[]> {
+  const rows = await connection.rows<{ userid: string; publisher_ids: string[]; key_sha256: string }>(
+    `SELECT k.userid AS userid, a.publisher_ids AS publisher_ids, k.key_sha256 AS key_sha256
+     FROM ${connection.table("auction_keys")} AS k FINAL
+     INNER JOIN (SELECT userid, publisher_ids FROM ${connection.table("accounts")} FINAL WHERE side = 'supply' AND revoked_at_ms = 0) AS a ON a.userid = k.userid
+     ORDER BY userid`,
+  );
+  return rows.map((row) => ({ userid: row.userid, publisher_ids: row.publisher_ids, key_sha256: row.key_sha256 }));
 }

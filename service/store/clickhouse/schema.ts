@@ -83,6 +83,15 @@ export const clickhouseMigrations: ClickHouseMigration[] = [
          ENGINE = MergeTree ORDER BY token_id`,
     ],
   },
+  {
+    version: 3,
+    name: "auction keys of supply accounts (POST /openrtb2/auction)",
+    statements: [
+      // One key per account: a reissue inserts a newer version; reads use FINAL.
+      `CREATE TABLE IF NOT EXISTS {db}.auction_keys (userid String, key_sha256 String, version UInt64)
+         ENGINE = ReplacingMergeTree(version) ORDER BY userid`,
+    ],
+  },
 ];
 
 /** The column lists the loads copy from staging to the hourly tables. */

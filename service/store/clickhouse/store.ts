@@ -1,6 +1,6 @@
 /** The ClickHouse report store: one HTTP client, serialised loads, the same semantics as the DuckDB store. */
-import type { Account, Fact, IngestOptions, NewAccount, RecoveryState, ReportQuery, ReportResult, ReportStore } from "../store.js";
-import { createAccount, listAccounts, revokeAccount, verifyCredentials } from "./accounts.js";
+import type { Account, AuctionKeyRecord, Fact, IngestOptions, NewAccount, RecoveryState, ReportQuery, ReportResult, ReportStore } from "../store.js";
+import { auctionKeys, createAccount, issueAuctionKey, listAccounts, revokeAccount, verifyCredentials } from "./accounts.js";
 import { ClickHouseConnection, type ClickHouseOptions, type ServerInfo } from "./connection.js";
 import { ingestClickHouse } from "./ingest.js";
 import { readRecoveryState, SWEEP_EVERY_MS, writeRecovery } from "./recovery.js";
@@ -71,6 +71,14 @@ export class ClickHouseReportStore implements ReportStore {
 
   ping(): Promise<void> {
     return this.connection.use(() => this.connection.command("SELECT 1"));
+  }
+
+  issueAuctionKey(userid: string): Promise<string | null> {
+    return this.connection.use(() => issueAuctionKey(this.connection, userid));
+  }
+
+  auctionKeys(): Promise<AuctionKeyRecord[]> {
+    return this.connection.use(() => auctionKeys(this.connection));
   }
 
   /** Drops the store's whole database (tests use a database each). */

@@ -1,14 +1,13 @@
 /**
  * Report accounts: a userid and a random credential, kept only as a hash and compared in
- * constant time. The credential is shown once, by `createAccount`.
+ * constant time. The credential is shown once, by `createAccount`. A supply account may also
+ * hold an auction key (POST /openrtb2/auction), kept the same way and shown once by
+ * `issueAuctionKey`.
  */
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { BLOB, BOOLEAN, LIST, TIMESTAMP, VARCHAR, DuckDBBlobValue, listValue, timestampValue, type DuckDBConnection } from "@duckdb/node-api";
 import { decoyHash, MAX_USERID_LENGTH, normaliseAccount, sha256 } from "../checks.js";
-import type { Account, NewAccount, Side } from "../store.js";
-
-
-
+import type { Account, AuctionKeyRecord, NewAccount, Side } from "../store.js";
 
 const SELECT_ACCOUNT = `SELECT userid, side, bidder_id, publisher_ids, legacy, placement_dimensions,
   strftime(created_at, '%Y-%m-%dT%H:%M:%S.%gZ') AS created_at, revoked_at IS NOT NULL AS revoked`;
@@ -76,19 +75,53 @@ export async function revokeAccount(connection: DuckDBConnection, userid: string
 }
 
 /**
+ * The stored hash of a userid's credential, or the decoy when there is none: an aggregate, so
+ * exactly one row of the same shape whether or not the userid exists (the unknown userid does
+ * the same work as a wrong credential).
+ */
+const SELECT_HASH = "SELECT coalesce(max(token_sha256), $2) AS stored, count(*) AS found, coalesce(bool_or(revoked_at IS NOT NULL), false) AS revoked FROM accounts WHERE userid = $1";
+
+/**
  * The account when `authorization` is its credential and it is not revoked, else null. The
- * hash comparison runs whether or not the userid exists, against a decoy when it does not.
+ * same query and the same constant-time comparison run whether or not the userid exists
+ * (against a decoy when it does not); only a right credential reads the account's row.
  */
 export async function verifyCredentials(connection: DuckDBConnection, userid: string, authorization: string): Promise<Account | null> {
   if (typeof userid !== "string" || typeof authorization !== "string") return null;
   const given = sha256(authorization);
-  let row: Record<string, unknown> | undefined;
-  if (userid.length > 0 && userid.length <= MAX_USERID_LENGTH) {
-    const reader = await connection.runAndReadAll(`${SELECT_ACCOUNT}, token_sha256 FROM accounts WHERE userid = $1`, [userid], [VARCHAR]);
-    row = reader.getRowObjectsJS()[0];
-  }
-  const stored = row ? Buffer.from(row.token_sha256 as Uint8Array) : decoyHash;
-  const match = stored.length === given.length && timingSafeEqual(given, stored);
-  if (!match || !row || row.revoked) return null;
-  return toAccount(row);
+  // An over-long userid is looked up as the empty one: none exists, the work is the same.
+  const name = userid.length <= MAX_USERID_LENGTH ? userid : "";
+  const reader = await connection.runAndReadAll(SELECT_HASH, [name, new DuckDBBlobValue(decoyHash)], [VARCHAR, BLOB]);
+  const { stored, found, revoked } = reader.getRowObjectsJS()[0] as { stored: Uint8Array; found: bigint; revoked: boolean };
+  const hash = Buffer.from(stored);
+  const match = hash.length === given.length && timingSafeEqual(given, hash);
+  if (!match || found === 0n || revoked) return null;
+  const row = (await connection.runAndReadAll(`${SELECT_ACCOUNT} FROM accounts WHERE userid = $1`, [name], [VARCHAR])).getRowObjectsJS()[0];
+  return row ? toAccount(row) : null;
+}
+
+/** A new auction key for a live supply account (replacing its previous one); null when there is none. */
+export async function issueAuctionKey(connection: DuckDBConnection, userid: string): Promise<string | null> {
+  if (typeof userid !== "string" || userid.length === 0 || userid.length > MAX_USERID_LENGTH) return null;
+  const key = randomBytes(32).toString("base64url");
+  const result = await connection.run(
+    `INSERT OR REPLACE INTO auction_keys
+       SELECT userid, $2, $3 FROM accounts WHERE userid = $1 AND side = 'supply' AND revoked_at IS NULL`,
+    [userid, new DuckDBBlobValue(sha256(key)), timestampValue(BigInt(Date.now()) * 1000n)],
+    [VARCHAR, BLOB, TIMESTAMP],
+  );
+  return result.rowsChanged > 0 ? key : null;
+}
+
+/** The auction keys of live supply accounts, hashes only. */
+export async function auctionKeys(connection: DuckDBConnection): Promise<AuctionKeyRecord[]> {
+  const reader = await connection.runAndReadAll(
+    `SELECT a.userid, a.publisher_ids, k.key_sha256 FROM auction_keys k JOIN accounts a USING (userid)
+     WHERE a.side = 'supply' AND a.revoked_at IS NULL ORDER BY a.userid`,
+  );
+  return reader.getRowObjectsJS().map((row) => ({
+    userid: row.userid as string,
+    publisher_ids: row.publisher_ids as string[],
+    key_sha256: Buffer.from(row.key_sha256 as Uint8Array).toString("hex"),
+  }));
 }

@@ -77,6 +77,14 @@ export const migrations: Migration[] = [
       "CREATE TABLE billing_tokens (token_id VARCHAR NOT NULL, expires_ms BIGINT NOT NULL)",
     ],
   },
+  {
+    version: 3,
+    name: "auction keys of supply accounts (POST /openrtb2/auction)",
+    statements: [
+      // One key per account, replaced when reissued; kept as its SHA-256 only, like the credentials.
+      "CREATE TABLE auction_keys (userid VARCHAR PRIMARY KEY, key_sha256 BLOB NOT NULL, issued_at TIMESTAMP NOT NULL)",
+    ],
+  },
 ];
 
 /** Applies the migrations the database lacks; safe to run on every open. Returns the versions applied. */

@@ -1,6 +1,6 @@
 /** The DuckDB report store: one database file (or `:memory:`), a pool of connections, serialised loads. */
-import type { Account, Fact, IngestOptions, NewAccount, RecoveryState, ReportQuery, ReportResult, ReportStore } from "../store.js";
-import { createAccount, listAccounts, revokeAccount, verifyCredentials } from "./accounts.js";
+import type { Account, AuctionKeyRecord, Fact, IngestOptions, NewAccount, RecoveryState, ReportQuery, ReportResult, ReportStore } from "../store.js";
+import { auctionKeys, createAccount, issueAuctionKey, listAccounts, revokeAccount, verifyCredentials } from "./accounts.js";
 import { openDatabase, type ConnectionPool } from "./connection.js";
 import { createDictionaries, type Dictionaries } from "./dictionary.js";
 import { ingestFacts } from "./ingest.js";
@@ -59,6 +59,14 @@ export class DuckDBReportStore implements ReportStore {
 
   async ping(): Promise<void> {
     await this.pool.use((connection) => connection.run("SELECT 1"));
+  }
+
+  issueAuctionKey(userid: string): Promise<string | null> {
+    return this.pool.use((connection) => issueAuctionKey(connection, userid));
+  }
+
+  auctionKeys(): Promise<AuctionKeyRecord[]> {
+    return this.pool.use((connection) => auctionKeys(connection));
   }
 
   close(): Promise<void> {

@@ -37,7 +37,7 @@ export function interfacePage(api: ApiModel, ctx: Ctx): Page {
   const usedMacros = new Set(MACRO_EXAMPLE.urls.flatMap((u) => [...u.url.matchAll(/\$\{([A-Z_]+)\}/g)].map((m) => m[1])));
   const bare = (macro: string) => macro.replace(/[${}]/g, "");
   const roots = (site.apiRoots.get(api.id) ?? []).filter((id) => hasContent(id, site));
-  const secured = api.operations.filter((op) => op.credentialsIn);
+  const secured = api.operations.filter((op) => op.credentialsIn || op.bearerScheme);
   const view = {
     title: api.title,
     letter: api.letter ?? "",
@@ -49,7 +49,13 @@ export function interfacePage(api: ApiModel, ctx: Ctx): Page {
     hasWebhooks: api.webhooks.length > 0,
     webhooks: ops.filter((o) => o.op.webhook).map(row),
     hasAuthentication: secured.length > 0,
-    authentication: secured.map((op) => ({ method: op.method, methodClass: op.method.toLowerCase(), path: op.path, where: op.credentialsIn === "query" ? "query parameters" : "HTTP headers", namesHtml: op.credentials.map((c) => `<code>${escapeHtml(c)}</code>`).join(" and ") })),
+    authentication: secured.map((op) => ({
+      method: op.method,
+      methodClass: op.method.toLowerCase(),
+      path: op.path,
+      where: op.credentialsIn === "query" ? "query parameters" : op.credentialsIn ? "HTTP headers" : "an HTTP header",
+      namesHtml: op.credentialsIn ? op.credentials.map((c) => `<code>${escapeHtml(c)}</code>`).join(" and ") : `a key (security scheme <code>${escapeHtml(op.bearerScheme!)}</code>) in <code>Authorization: Bearer &lt;key&gt;</code>`,
+    })),
     hasStatuses: statuses.length > 0,
     statuses: statuses.map((s) => ({ code: String(s.code), msg: s.msg, statusHref: `${ctx.root}${paths.status}#${anchorId("status", s.code)}`, descriptionHtml: text(s.description, ctx) })),
     hasAuction: !!auction,

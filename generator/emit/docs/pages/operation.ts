@@ -36,12 +36,16 @@ function consoleView(o: SiteOperation, initial: unknown) {
     query: JSON.stringify(query),
     auction: op.extensions["x-adxkit-auction"] ? "true" : "false",
     isAuction: op.extensions["x-adxkit-auction"] !== undefined,
-    hasCredentials: op.credentials.length > 0,
-    credentialFields: op.credentials.map((name) => {
-      const secret = op.parameters.find((p) => p.name === name)?.secret === true;
-      // A secret is typed like a new password: masked, and not filled in from a password manager.
-      return { name, id: anchorId("console", name), type: secret ? "password" : "text", autocomplete: secret ? "new-password" : "off" };
-    }),
+    hasCredentials: op.credentials.length > 0 || op.bearerScheme !== undefined,
+    credentialFields: [
+      ...op.credentials.map((name) => {
+        const secret = op.parameters.find((p) => p.name === name)?.secret === true;
+        // A secret is typed like a new password: masked, and not filled in from a password manager.
+        return { name, label: name, prefix: "", id: anchorId("console", name), type: secret ? "password" : "text", autocomplete: secret ? "new-password" : "off" };
+      }),
+      // A bearer key is sent as the Authorization header's value, after "Bearer ".
+      ...(op.bearerScheme ? [{ name: "authorization", label: `Key (${op.bearerScheme}), sent as Authorization: Bearer`, prefix: "Bearer ", id: anchorId("console", op.bearerScheme), type: "password", autocomplete: "new-password" }] : []),
+    ],
     bodyLabel: op.payload === "query" ? "Query, as a JSON object (arrays become repeated parameters)" : "Request body (JSON)",
     // Without an example, the required query parameters to fill in (the billing token).
     initial: formatJson(initial ?? Object.fromEntries(op.parameters.filter((p) => p.in === "query" && p.required).map((p) => [p.field, ""]))),
@@ -49,6 +53,7 @@ function consoleView(o: SiteOperation, initial: unknown) {
 }
 
 function securityHtml(op: OperationModel): string {
+  if (op.bearerScheme) return `A key as <code>Authorization: Bearer &lt;key&gt;</code> (security scheme <code>${escapeHtml(op.bearerScheme)}</code>).`;
   if (!op.credentialsIn) return "";
   return `Credentials ${op.credentials.map((c) => `<code>${escapeHtml(c)}</code>`).join(" and ")} as ${op.credentialsIn === "query" ? "query parameters" : "HTTP headers"}.`;
 }

@@ -12,6 +12,7 @@ export function landingPage(ctx: Ctx): Page {
     const secured = api.operations.filter((op) => op.credentialsIn);
     const names = [...new Set(secured.flatMap((op) => op.credentials))];
     const where = [...new Set(secured.map((op) => (op.credentialsIn === "query" ? `query parameters on ${op.method}` : `HTTP headers on ${op.method}`)))];
+    const bearer = api.operations.filter((op) => op.bearerScheme).map((op) => `<code>Authorization: Bearer</code> on ${escapeHtml(op.method)} <code>${escapeHtml(op.path)}</code>`);
     return {
       title: api.title,
       href: paths.api(api.id),
@@ -20,12 +21,25 @@ export function landingPage(ctx: Ctx): Page {
       operations: site.operations
         .filter((o) => o.api === api && !o.op.webhook)
         .map((o) => ({ method: o.op.method, methodClass: o.op.method.toLowerCase(), path: o.op.path, href: o.path })),
-      authHtml: names.length ? `${names.map((n) => `<code>${escapeHtml(n)}</code>`).join(" and ")} (${where.join(", ")})` : "No authentication is declared in the spec.",
+      authHtml: names.length
+        ? `${names.map((n) => `<code>${escapeHtml(n)}</code>`).join(" and ")} (${where.join(", ")})`
+        : bearer.length
+          ? bearer.join("; ")
+          : "No authentication is declared in the spec.",
     };
   });
   const unauthorized = site.model.errors.reportStatus.find((s) => s.name === "unauthorized");
+  // Operations secured by an HTTP bearer scheme (the auction), with the scheme's own description.
+  const bearerHtml = site.model.apis
+    .flatMap((api) =>
+      api.operations
+        .filter((op) => op.bearerScheme)
+        .map((op) => `<code>${escapeHtml(op.method)} ${escapeHtml(op.path)}</code> (${escapeHtml(api.title)}): ${text(String(api.document.components?.securitySchemes?.[op.bearerScheme!]?.description ?? "a key as Authorization: Bearer <key>."), ctx)}`),
+    )
+    .join(" ");
   const view = {
     interfaces,
+    bearerHtml,
     unauthorizedHtml: unauthorized
       ? `A missing or wrong credential is answered with <a href="${paths.status}#${anchorId("status", unauthorized.code)}"><code>status.code ${unauthorized.code}</code></a> and <code>status.msg</code> <code>${escapeHtml(JSON.stringify(unauthorized.msg))}</code>.`
       : "",
