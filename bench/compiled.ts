@@ -18,5 +18,5 @@ export function loadCompiled<T>(path: string): Promise<T> {
 
 /** The compiled @adxkit/bindings (its root entry). */
 export function loadBindings(): Promise<typeof import("@adxkit/bindings")> {
-  return load(new URL("../bindings/dist/generated/index.js", import.meta.url), "bindings/dist/generated/index.js");
+  return load(new URL("../bindings/dist/index.js", import.meta.url), "bindings/dist/index.js");
 }
