@@ -6,7 +6,7 @@ import { spawnSync } from "node:child_process";
 import { printTable } from "./table.js";
 import { runValidatorBench } from "./validators.js";
 
-printTable("Bid request validation (parsed object; operations per second, best of 7 rounds)", await runValidatorBench());
+printTable("Bid request validation (parsed object; operations per CPU second, best of 7 rounds)", await runValidatorBench());
 
 for (const name of ["bindings", "report-store", "reports-http", "report-store-compare", "exchange-work", "notices", "auction"]) {
   process.stdout.write(`\n=== bench/${name}.ts ===\n`);
