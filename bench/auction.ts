@@ -171,7 +171,7 @@ function payload(kind: "banner" | "video" | "native"): any {
     kind === "banner"
       ? { banner: { w: 320, h: 50 } }
       : kind === "video"
-        ? { video: { mimes: ["video/mp4"], w: 640, h: 480, minduration: 5, maxduration: 30 } }
+        ? { video: { mimes: ["video/mp4"], protocols: [2, 3], w: 640, h: 480, minduration: 5, maxduration: 30 } }
         : { native: { request: JSON.stringify({ ver: "1.2", assets: [{ id: 1, required: 1, title: { len: 90 } }, { id: 2, img: { type: 3, wmin: 300, hmin: 157 } }] }) } };
   return { id: `bench-${kind}`, tmax: 200, imp: [{ id: "1", bidfloor: 0.5, ...imp }], app: { bundle: "com.example" }, device: { os: "Android" } };
 }

@@ -13,6 +13,7 @@ export * from "./macros/index.js";
 export * from "./config/index.js";
 export type {
   App,
+  Audio,
   Banner,
   BidRequest,
   BidResponse,

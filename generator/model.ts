@@ -4,7 +4,7 @@
  */
 import { createHash } from "node:crypto";
 import { SpecError, type LoadedSpec } from "./load.js";
-import { implementedRules } from "@adxkit/bindings/runtime";
+import { implementedRules, rules as ruleImplementations } from "@adxkit/bindings/runtime";
 import { basesOf, mergeFields, ownFields, type FieldModel, type SchemaIndex } from "./fields.js";
 
 import { componentize, componentsOf, operationsOf, serversOf, type ComponentModel, type OperationModel, type ServerModel } from "./operations.js";
@@ -58,6 +58,17 @@ export interface SchemaModel {
   examples: { name: string; value: unknown }[];
 }
 
+/**
+ * The recommended fields of a payload, as a tree that follows its shape: `fields` are
+ * recommended where this node is present (unless one of the `unless` siblings is there),
+ * `properties` and `items` lead to deeper nodes.
+ */
+export interface RecommendedNode {
+  fields?: [name: string, unless?: string[]][];
+  properties?: Record<string, RecommendedNode>;
+  items?: RecommendedNode;
+}
+
 export interface ValidatorModel {
   kind: string;
   functionName: string;
@@ -65,10 +76,14 @@ export interface ValidatorModel {
   schemaId: string;
   /** Rule ids implemented in runtime/rules.ts that apply to this kind, in a stable order. */
   codeRules: string[];
+  /** One id per distinct implementation of those rules (a function may check several): what to call. */
+  ruleCalls: string[];
   /** True when the kind takes the request it answers (cross-checks). */
   takesRequest: boolean;
   /** A wrapper property accepted around the document (Native 1.0's `{"native": {...}}`). */
   unwrap?: string;
+  /** The fields marked `x-recommended` reachable from the root, as a tree (absent when none). */
+  recommended?: RecommendedNode;
 }
 
 export interface ReportStatusModel {
@@ -82,8 +97,11 @@ export interface ReportStatusModel {
 export interface NamedRuleModel {
   id: string;
   description: string;
-  severity: "error" | "lenient-warning";
+  /** warning: a warning in every mode; lenient-warning: an error in strict mode, a warning in lenient mode. */
+  severity: "error" | "warning" | "lenient-warning";
   appliesTo: string[];
+  /** The message of the keyword failure this rule names (x-rule): `{field}`, `{value}`. */
+  message?: string;
 }
 
 export interface ReportLimitsModel {
@@ -100,11 +118,12 @@ export interface ErrorsModel {
   reportStatus: ReportStatusModel[];
   reportLimits: ReportLimitsModel;
   precedence: number[];
-  validationRules: { id: string; description: string; keywords: string[] }[];
+  validationRules: { id: string; description: string; keywords: string[]; severity: "error" | "warning" }[];
   namedRules: NamedRuleModel[];
   /** Rule ids that lenient mode reports as warnings: the `codelist` kind and the named rules of severity codelist / lenient-warning. */
   lenientRules: string[];
-  auctionRejections: { id: string; description: string }[];
+  /** `rules`: the validation rules whose errors on a bid the exchange counts under this reason. */
+  auctionRejections: { id: string; description: string; rules: string[] }[];
 }
 
 export interface ApiModel {
@@ -231,6 +250,9 @@ export function buildModel(spec: LoadedSpec): Model {
   const codelistIds = new Set(codelists.map((c) => c.id));
   const errors = buildErrors(spec.errors.data, problems);
   const namedRules = new Map(errors.namedRules.map((r) => [r.id, r]));
+  for (const rejection of errors.auctionRejections) {
+    for (const rule of rejection.rules) if (!namedRules.has(rule)) problems.push(`errors.yaml: auction-rejections ${rejection.id} names rule ${rule}, which validation-rules does not declare`);
+  }
   const limits: Record<string, unknown> = spec.errors.data?.["report-limits"] ?? {};
 
   const byFile = new Map(spec.schemas.map((s) => [s.file, s]));
@@ -312,14 +334,26 @@ export function buildModel(spec: LoadedSpec): Model {
     .map((s): ValidatorModel => {
       const reachable = reachableSchemas(s.id, schemas);
       const codeRules = [...new Set(reachable.flatMap((r) => r.rules.map((rule) => rule.id)))].filter((id) => implementedRules.has(id)).sort();
+      // A function that checks several rules in one pass runs once, and only where all of them apply.
+      const calls = new Map<unknown, string>();
+      for (const id of codeRules) {
+        const implementation = ruleImplementations[id];
+        if (calls.has(implementation)) continue;
+        calls.set(implementation, id);
+        const together = [...implementedRules].filter((other) => ruleImplementations[other] === implementation);
+        const missing = together.filter((other) => !codeRules.includes(other));
+        if (missing.length > 0) problems.push(`${s.specPath}: rule ${id} is checked in one pass with ${missing.join(", ")} (runtime/rules.ts), which this validator's schemas do not declare`);
+      }
       return {
         kind: s.schema["x-validator"],
         functionName: `validate${s.title}`,
         typeName: s.title,
         schemaId: s.$id,
         codeRules,
+        ruleCalls: [...calls.values()],
         takesRequest: s.schema["x-validator-takes-request"] === true,
         unwrap: s.schema["x-validator-unwrap"],
+        recommended: recommendedTree(s.schema, byFile),
       };
     })
     .sort((a, b) => a.kind.localeCompare(b.kind));
@@ -415,6 +449,7 @@ function serveOptionsOf(schema: SchemaModel | undefined, problems: string[]): Se
 /** x- keywords the generator understands; any other is a typo and fails the load. */
 export const knownExtensions = new Set([
   "x-recommended",
+  "x-recommended-unless",
   "x-codelist",
   "x-rule",
   "x-rules",
@@ -450,8 +485,9 @@ function buildErrors(data: any, problems: string[]): ErrorsModel {
     .map((r) => ({
       id: r.id,
       description: r.description ?? "",
-      severity: r.severity === "codelist" || r.severity === "lenient-warning" ? "lenient-warning" : "error",
+      severity: r.severity === "codelist" || r.severity === "lenient-warning" ? "lenient-warning" : r.severity === "warning" ? "warning" : "error",
       appliesTo: r["applies-to"] ?? [],
+      ...(typeof r.message === "string" ? { message: r.message } : {}),
     }));
   return {
     reportStatus,
@@ -464,10 +500,12 @@ function buildErrors(data: any, problems: string[]): ErrorsModel {
       maxIdLength: limits["max-id-length"],
     },
     precedence: data?.["report-status-precedence"] ?? [],
-    validationRules: rules.filter((r) => Array.isArray(r.keywords)).map((k) => ({ id: k.id, description: k.description ?? "", keywords: k.keywords })),
+    validationRules: rules
+      .filter((r) => Array.isArray(r.keywords))
+      .map((k) => ({ id: k.id, description: k.description ?? "", keywords: k.keywords, severity: k.severity === "warning" ? "warning" : "error" })),
     namedRules,
     lenientRules: ["codelist", ...namedRules.filter((r) => r.severity === "lenient-warning").map((r) => r.id)].sort(),
-    auctionRejections: (data?.["auction-rejections"] ?? []).map((r: any) => ({ id: r.id, description: r.description ?? "" })),
+    auctionRejections: (data?.["auction-rejections"] ?? []).map((r: any) => ({ id: r.id, description: r.description ?? "", rules: r.rules ?? [] })),
   };
 }
 
@@ -480,6 +518,40 @@ export function walkSchema(node: any, visit: (node: Record<string, any>, at: str
     if (Array.isArray(child)) child.forEach((item, i) => walkSchema(item, visit, `${at}/${key}/${i}`));
     else if (child && typeof child === "object") walkSchema(child, visit, `${at}/${key}`);
   }
+}
+
+/**
+ * The recommended fields reachable from a root schema, following file $refs (a schema already on
+ * the path is not entered again): only the branches that lead to a recommended field are kept.
+ */
+function recommendedTree(root: Record<string, any>, byFile: Map<string, { data: any }>, stack: string[] = []): RecommendedNode | undefined {
+  const resolve = (node: any): { node: any; file?: string } => {
+    let file: string | undefined;
+    while (node && typeof node.$ref === "string" && byFile.has(node.$ref) && !node.properties && !node.items) {
+      file = node.$ref;
+      node = byFile.get(node.$ref)!.data;
+    }
+    return { node, file };
+  };
+  const { node, file } = resolve(root);
+  if (!node || typeof node !== "object" || (file !== undefined && stack.includes(file))) return undefined;
+  const inner = file !== undefined ? [...stack, file] : stack;
+  const out: RecommendedNode = {};
+  // A schema that is itself a $ref plus local properties (DemandReportRequest) gathers both.
+  const sources = [node, ...(typeof node.$ref === "string" && byFile.has(node.$ref) ? [byFile.get(node.$ref)!.data] : [])];
+  for (const source of sources) {
+    for (const [name, child] of Object.entries<any>(source.properties ?? {})) {
+      if (child?.["x-recommended"] === true && !out.fields?.some(([n]) => n === name)) {
+        const unless: string[] | undefined = child["x-recommended-unless"];
+        (out.fields ??= []).push(unless ? [name, unless] : [name]);
+      }
+      const sub = recommendedTree(child, byFile, inner);
+      if (sub) (out.properties ??= {})[name] ??= sub;
+    }
+    if (source.items && typeof source.items === "object") out.items ??= recommendedTree(source.items, byFile, inner);
+  }
+  if (out.items === undefined) delete out.items;
+  return out.fields || out.properties || out.items ? out : undefined;
 }
 
 function reachableSchemas(rootId: string, schemas: SchemaModel[]): SchemaModel[] {

@@ -63,12 +63,39 @@ export function isIPv6(value: string): boolean {
   return parts.length === groups && parts.every((g) => hextet.test(g));
 }
 
+const currencyPattern = /^[A-Z]{3}$/;
+const languagePattern = /^[a-z]{2}$/;
+
+/** An ISO 4217 alpha currency code's form: three capital letters (`USD`). */
+export function isCurrency(value: string): boolean {
+  return currencyPattern.test(value);
+}
+
+/** An ISO 639-1 language code's form: two lower-case letters (`en`). */
+export function isLanguage(value: string): boolean {
+  return languagePattern.test(value);
+}
+
 /** Format definitions as ajv takes them; the precompiled code calls `formats[name].validate`. */
 export const formats = {
   "report-time": { type: "string", validate: isReportTime },
   ipv4: { type: "string", validate: isIPv4 },
   ipv6: { type: "string", validate: isIPv6 },
+  currency: { type: "string", validate: isCurrency },
+  language: { type: "string", validate: isLanguage },
+  // Shape only: report filters name what the reports hold, which may be a code ISO has not assigned (XKX).
+  country: { type: "string", validate: isCurrency },
 } as const;
+
+/** What each format expects, as the end of a message ("expected …"). */
+export const formatExpectations: Readonly<Record<keyof typeof formats, string>> = {
+  "report-time": "a report time YYYY-MM-DDThh:mm:ss, a real calendar time in UTC (2026-11-01T00:00:00)",
+  ipv4: "an IPv4 address in dotted-quad form (192.0.2.1; truncated as 192.0.2.0, never 192.0.2.*)",
+  ipv6: "an IPv6 address in text form (2001:db8::1)",
+  currency: "an ISO 4217 alpha currency code, three capital letters (USD)",
+  language: "an ISO 639-1 language code, two lower-case letters (en)",
+  country: "an ISO 3166-1 alpha-3 country code, three capital letters (USA)",
+};
 
 /**
  * The length of a string in Unicode code points, as JSON Schema's minLength/maxLength count it

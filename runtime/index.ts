@@ -3,8 +3,9 @@
  * dependencies and no Node-only modules, so the bindings bundle for browsers and edge runtimes.
  * The Fastify side of the server stubs is apart, in `@adxkit/bindings/runtime/fastify`.
  */
-export { createValidator, issuesFromAjv, type CompiledSchema, type Validator, type ValidatorDefinition } from "./validate.js";
-export { pointer, pointerSegment, type ValidateOptions, type ValidationIssue, type ValidationResult } from "./issues.js";
-export { implementedRules, parseNativeDocument, rules, type Rule, type RuleContext } from "./rules.js";
+export { createValidator, issuesFromAjv, type CompiledSchema, type IssueContext, type RecommendedCheck, type Validator, type ValidatorDefinition } from "./validate.js";
+export { pointer, pointerSegment, pointerSegments, valueAt, type ValidateOptions, type ValidationIssue, type ValidationResult } from "./issues.js";
+export { describeValue, fieldName, keywordMessage, type CodelistFacts, type KeywordError } from "./messages.js";
+export { implementedRules, parseNativeDocument, rules, type EmbeddedKind, type Rule, type RuleContext } from "./rules.js";
 export { defineCodelist, defineIab, type CodelistApi, type CodelistEntry, type CodelistMeta, type IabApi } from "./codelist.js";
-export { formats, isIPv4, isIPv6, isReportTime, ucs2length } from "./formats.js";
+export { formatExpectations, formats, isCurrency, isIPv4, isIPv6, isLanguage, isReportTime, ucs2length } from "./formats.js";

@@ -14,8 +14,13 @@ export interface ValidationResult {
 
 /** Options shared by every validator. */
 export interface ValidateOptions {
-  /** Report code-list values the spec does not know as warnings instead of errors. */
+  /** Report code-list values the spec does not know (and known deviations) as warnings instead of errors. */
   lenient?: boolean;
+  /**
+   * Report missing recommended fields as warnings (default true). An exchange validating on
+   * its hot path turns this off: most real traffic lacks some recommended field.
+   */
+  recommended?: boolean;
 }
 
 /** Escapes one JSON Pointer segment (RFC 6901). */
@@ -28,4 +33,23 @@ export function pointer(base: string, ...segments: (string | number)[]): string 
   let out = base;
   for (const segment of segments) out += "/" + pointerSegment(segment);
   return out;
+}
+
+/** The segments of a JSON Pointer, unescaped. */
+export function pointerSegments(path: string): string[] {
+  if (path === "") return [];
+  return path
+    .split("/")
+    .slice(1)
+    .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+}
+
+/** The value at a JSON Pointer, or undefined when the path leads nowhere. */
+export function valueAt(root: unknown, path: string): unknown {
+  let node: any = root;
+  for (const segment of pointerSegments(path)) {
+    if (node === null || typeof node !== "object") return undefined;
+    node = node[segment];
+  }
+  return node;
 }

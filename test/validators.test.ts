@@ -1,6 +1,8 @@
 // Data-driven tests of the generated validators, their code-list API and the `adxkit validate` CLI.
 //
-// Fixtures: test/fixtures/<kind>/valid/<desc>.json must validate with no error (strict mode);
+// Fixtures: test/fixtures/<kind>/valid/<desc>.json must validate with no error (strict mode) and
+// no warning but the recommended fields it leaves out; test/fixtures/<kind>/warning/<rule>--<desc>.json
+// is valid with a warning of that rule (a deprecated code, audio only, another taxonomy);
 // test/fixtures/<kind>/invalid/<rule>--<desc>.json breaks exactly one rule, named by the file name
 // before "--". Bid responses are cross-checked against test/fixtures/bid-response/request.json
 // (imp "1" banner, "2" video, "3" native; cur USD and EUR), which is not itself a fixture case.
@@ -39,26 +41,29 @@ const RESPONSE_REQUEST_FILE = join(FIXTURES, "bid-response", "request.json");
 const responseRequest: unknown = JSON.parse(readFileSync(RESPONSE_REQUEST_FILE, "utf8"));
 
 /** Rules that lenient mode reports as warnings (spec/errors.yaml: severity codelist or lenient-warning). */
-const LENIENT_RULES = ["codelist", "iab-category-exists", "native-request-object", "native-markup-object", "companionad-array"];
+const LENIENT_RULES = ["codelist", "iab-category-exists", "native-request-object", "native-markup-object", "companionad-array", "video-protocol-given", "bid-id-unique"];
 
 interface Fixture {
   kind: Kind;
   name: string;
   file: string;
   payload: unknown;
-  /** Invalid fixtures: the rule the file breaks (its name before "--"). */
+  /** Invalid and warning fixtures: the rule the file breaks or warns of (its name before "--"). */
   rule?: string;
 }
+
+type Folder = "valid" | "warning" | "invalid";
 
 /** The spec's own examples (spec/examples/<kind>/, shown on the docs site) are valid fixtures too. */
 const SPEC_EXAMPLES = fileURLToPath(new URL("../spec/examples/", import.meta.url));
 
-function readFixtures(kind: Kind, folder: "valid" | "invalid"): Fixture[] {
+function readFixtures(kind: Kind, folder: Folder): Fixture[] {
   const fromSpec = folder === "valid" && existsSync(join(SPEC_EXAMPLES, kind)) ? readFolder(kind, join(SPEC_EXAMPLES, kind), folder) : [];
   return [...readFolder(kind, join(FIXTURES, kind, folder), folder), ...fromSpec];
 }
 
-function readFolder(kind: Kind, dir: string, folder: "valid" | "invalid"): Fixture[] {
+function readFolder(kind: Kind, dir: string, folder: Folder): Fixture[] {
+  if (!existsSync(dir)) return [];
   return readdirSync(dir)
     .filter((name) => name.endsWith(".json"))
     .sort()
@@ -67,17 +72,21 @@ function readFolder(kind: Kind, dir: string, folder: "valid" | "invalid"): Fixtu
       name,
       file: join(dir, name),
       payload: JSON.parse(readFileSync(join(dir, name), "utf8")),
-      rule: folder === "invalid" ? name.split("--")[0] : undefined,
+      rule: folder === "valid" ? undefined : name.split("--")[0],
     }));
 }
 
 const validFixtures = KINDS.flatMap((kind) => readFixtures(kind, "valid"));
 const invalidFixtures = KINDS.flatMap((kind) => readFixtures(kind, "invalid"));
+const warningFixtures = KINDS.flatMap((kind) => readFixtures(kind, "warning"));
 
-function validate(fixture: Fixture, lenient: boolean): ValidationResult {
+function validate(fixture: Fixture, lenient: boolean, recommended = true): ValidationResult {
   const request = fixture.kind === "bid-response" ? responseRequest : undefined;
-  return validators[fixture.kind](fixture.payload, request, { lenient });
+  return validators[fixture.kind](fixture.payload, request, { lenient, recommended });
 }
+
+/** Rules whose issues are warnings in every mode (spec/errors.yaml severity: warning). */
+const WARNING_RULES = [...validationRules, ...namedRules].filter((r) => r.severity === "warning").map((r) => r.id);
 
 const rulesOf = (issues: readonly ValidationIssue[]) => [...new Set(issues.map((issue) => issue.rule))].sort();
 
@@ -100,10 +109,12 @@ describe("fixtures", () => {
     }
   });
 
-  it("name rules that spec/errors.yaml declares", () => {
+  it("name rules that spec/errors.yaml declares; warning fixtures name a rule of severity warning", () => {
     const known = new Set([...validationRules.map((r) => r.id), ...namedRules.map((r) => r.id)]);
-    const unknown = invalidFixtures.filter((f) => !known.has(f.rule!)).map((f) => `${f.kind}/invalid/${f.name}`);
+    const unknown = [...invalidFixtures, ...warningFixtures].filter((f) => !known.has(f.rule!)).map((f) => `${f.kind}/${f.name}`);
     expect(unknown).toEqual([]);
+    expect(warningFixtures.filter((f) => !WARNING_RULES.includes(f.rule!)).map((f) => f.name)).toEqual([]);
+    expect(warningFixtures.length).toBeGreaterThanOrEqual(5);
   });
 
   it("bid-response/request.json is a valid bid request with imps 1 (banner), 2 (video), 3 (native) and cur USD, EUR", () => {
@@ -122,11 +133,23 @@ describe.each(KINDS)("%s", (kind) => {
   const valid = validFixtures.filter((f) => f.kind === kind);
   const invalid = invalidFixtures.filter((f) => f.kind === kind);
 
-  it.each(valid.map((f) => [f.name, f] as const))("valid/%s is valid in strict mode", (_name, fixture) => {
+  const warned = warningFixtures.filter((f) => f.kind === kind);
+
+  it.each(valid.map((f) => [f.name, f] as const))("valid/%s is valid in strict mode, warned of nothing but recommended fields", (_name, fixture) => {
     const result = validate(fixture, false);
     expect(result.errors).toEqual([]);
     expect(result.valid).toBe(true);
-    expect(result.warnings).toEqual([]);
+    expect(rulesOf(result.warnings).filter((rule) => rule !== "recommended")).toEqual([]);
+    expect(validate(fixture, false, false).warnings).toEqual([]);
+  });
+
+  it.each(warned.map((f) => [f.name, f] as const))("warning/%s is valid in both modes, with a warning of its rule", (_name, fixture) => {
+    for (const lenient of [false, true]) {
+      const result = validate(fixture, lenient, false);
+      expect(result.errors).toEqual([]);
+      expect(result.valid).toBe(true);
+      expect(rulesOf(result.warnings)).toEqual([fixture.rule]);
+    }
   });
 
   it.each(invalid.map((f) => [f.name, f] as const))("invalid/%s is rejected in strict mode by its rule alone", (_name, fixture) => {
@@ -152,6 +175,32 @@ describe.each(KINDS)("%s", (kind) => {
       expect(lenient.valid).toBe(false);
       expect(lenient.errors.some((issue) => issue.rule === fixture.rule)).toBe(true);
     }
+  });
+});
+
+describe("messages (test/fixtures/messages.json)", () => {
+  // Every issue of each case, exactly: what was found and what was expected, in one round.
+  const { cases } = JSON.parse(readFileSync(join(FIXTURES, "messages.json"), "utf8")) as {
+    cases: { kind: Kind; fixture: string; errors: ValidationIssue[]; warnings: ValidationIssue[] }[];
+  };
+
+  it("cover the message of every kind of schema keyword the issue of the validators named, and a payload with several problems", () => {
+    const rules = new Set(cases.flatMap((c) => c.errors.map((issue) => issue.rule)));
+    for (const rule of ["type", "required", "range", "enum", "codelist", "format", "length", "items", "filter-not-offered", "seatbid-bid-nonempty"]) expect(rules.has(rule), rule).toBe(true);
+    expect(cases.some((c) => new Set(c.errors.map((issue) => issue.rule)).size >= 5)).toBe(true);
+  });
+
+  it.each(cases.map((c) => [`${c.kind}/${c.fixture}`, c] as const))("%s", (_name, c) => {
+    const payload = JSON.parse(readFileSync(join(FIXTURES, c.kind, c.fixture), "utf8"));
+    const result = validators[c.kind](payload, c.kind === "bid-response" ? responseRequest : undefined, { recommended: false });
+    expect(result.errors).toEqual(c.errors);
+    expect(result.warnings).toEqual(c.warnings);
+  });
+
+  it("schema errors do not hide the rules: a payload with both gets every issue in one round", () => {
+    const c = cases.find((entry) => entry.fixture.startsWith("several/"))!;
+    const rules = c.errors.map((issue) => issue.rule);
+    expect(rules).toEqual(expect.arrayContaining(["type", "range", "format", "enum", "imp-has-media", "imp-id-unique", "site-app-exclusive"]));
   });
 });
 
@@ -277,7 +326,9 @@ describe("adxkit validate (CLI)", { timeout: 120_000 }, () => {
     expect(result.code).toBe(1);
     const lines = result.stdout.trim().split("\n").map((line) => JSON.parse(line));
     expect(lines).toHaveLength(2);
-    expect(lines[0]).toEqual({ file: good, valid: true, errors: [], warnings: [] });
+    // banner-minimal leaves out recommended fields: valid, with their warnings.
+    expect(lines[0]).toEqual({ file: good, valid: true, errors: [], warnings: expect.arrayContaining([expect.objectContaining({ path: "/device", rule: "recommended" })]) });
+    expect(lines[0].warnings.every((issue: ValidationIssue) => issue.rule === "recommended")).toBe(true);
     expect(Object.keys(lines[1]).sort()).toEqual(["errors", "file", "valid", "warnings"]);
     expect(lines[1].file).toBe(bad);
     expect(lines[1].valid).toBe(false);
@@ -287,7 +338,7 @@ describe("adxkit validate (CLI)", { timeout: 120_000 }, () => {
   it("reads standard input for -", () => {
     const ok = run(["bid-request", "-", "--json"], readFileSync(fixture("bid-request", "valid", "banner-minimal"), "utf8"));
     expect(ok.code).toBe(0);
-    expect(JSON.parse(ok.stdout)).toEqual({ file: "-", valid: true, errors: [], warnings: [] });
+    expect(JSON.parse(ok.stdout)).toMatchObject({ file: "-", valid: true, errors: [] });
     const bad = run(["bid-request", "-"], JSON.stringify({ id: "r1", imp: [] }));
     expect(bad.code).toBe(1);
     expect(bad.stdout).toContain("[items]");

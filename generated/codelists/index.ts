@@ -8,10 +8,12 @@ import { BannerAdType } from "./banner-ad-type.js";
 import { CompanionType } from "./companion-type.js";
 import { ConnectionType } from "./connection-type.js";
 import { ContentContext } from "./content-context.js";
+import { Country } from "./country.js";
 import { CreativeAttribute } from "./creative-attribute.js";
 import { DealAuctionType } from "./deal-auction-type.js";
 import { DeliveryMethod } from "./delivery-method.js";
 import { DeviceType } from "./device-type.js";
+import { FeedType } from "./feed-type.js";
 import { Gender } from "./gender.js";
 import { IabCategory } from "./iab-category.js";
 import { MediaRating } from "./media-rating.js";
@@ -29,6 +31,7 @@ import { ProductionQuality } from "./production-quality.js";
 import { Protocol } from "./protocol.js";
 import { StartDelay } from "./start-delay.js";
 import { VideoLinearity } from "./video-linearity.js";
+import { VolumeNormalizationMode } from "./volume-normalization-mode.js";
 
 export { AdFormat } from "./ad-format.js";
 export { AdPosition } from "./ad-position.js";
@@ -38,10 +41,12 @@ export { BannerAdType } from "./banner-ad-type.js";
 export { CompanionType } from "./companion-type.js";
 export { ConnectionType } from "./connection-type.js";
 export { ContentContext } from "./content-context.js";
+export { Country } from "./country.js";
 export { CreativeAttribute } from "./creative-attribute.js";
 export { DealAuctionType } from "./deal-auction-type.js";
 export { DeliveryMethod } from "./delivery-method.js";
 export { DeviceType } from "./device-type.js";
+export { FeedType } from "./feed-type.js";
 export { Gender } from "./gender.js";
 export { IabCategory } from "./iab-category.js";
 export { MediaRating } from "./media-rating.js";
@@ -59,6 +64,7 @@ export { ProductionQuality } from "./production-quality.js";
 export { Protocol } from "./protocol.js";
 export { StartDelay } from "./start-delay.js";
 export { VideoLinearity } from "./video-linearity.js";
+export { VolumeNormalizationMode } from "./volume-normalization-mode.js";
 export { iab } from "./iab-category.js";
 export type { CodelistApi, CodelistEntry, IabApi } from "@adxkit/bindings/runtime";
 
@@ -72,10 +78,12 @@ export const codelists: Readonly<Record<string, CodelistApi<number | string>>> =
   "companion-type": CompanionType as CodelistApi<number | string>,
   "connection-type": ConnectionType as CodelistApi<number | string>,
   "content-context": ContentContext as CodelistApi<number | string>,
+  "country": Country as CodelistApi<number | string>,
   "creative-attribute": CreativeAttribute as CodelistApi<number | string>,
   "deal-auction-type": DealAuctionType as CodelistApi<number | string>,
   "delivery-method": DeliveryMethod as CodelistApi<number | string>,
   "device-type": DeviceType as CodelistApi<number | string>,
+  "feed-type": FeedType as CodelistApi<number | string>,
   "gender": Gender as CodelistApi<number | string>,
   "iab-category": IabCategory as CodelistApi<number | string>,
   "media-rating": MediaRating as CodelistApi<number | string>,
@@ -93,4 +101,5 @@ export const codelists: Readonly<Record<string, CodelistApi<number | string>>> =
   "protocol": Protocol as CodelistApi<number | string>,
   "start-delay": StartDelay as CodelistApi<number | string>,
   "video-linearity": VideoLinearity as CodelistApi<number | string>,
+  "volume-normalization-mode": VolumeNormalizationMode as CodelistApi<number | string>,
 };

@@ -113,21 +113,23 @@ export function reportStatusMessage(code: number): string {
   return msg;
 }
 
-/** Rule kinds reported for schema keyword failures. */
-export const validationRules: readonly { id: string; description: string; keywords: readonly string[] }[] = [
+/** Rule kinds reported for schema keyword failures; `severity: "warning"` ones never make a payload invalid. */
+export const validationRules: readonly { id: string; description: string; keywords: readonly string[]; severity: "error" | "warning" }[] = [
   {
     "id": "type",
     "description": "The value has the wrong JSON type (for example a string where an integer is required).",
     "keywords": [
       "type"
-    ]
+    ],
+    "severity": "error"
   },
   {
     "id": "required",
     "description": "A required property is missing.",
     "keywords": [
       "required"
-    ]
+    ],
+    "severity": "error"
   },
   {
     "id": "range",
@@ -138,14 +140,16 @@ export const validationRules: readonly { id: string; description: string; keywor
       "exclusiveMinimum",
       "exclusiveMaximum",
       "multipleOf"
-    ]
+    ],
+    "severity": "error"
   },
   {
     "id": "codelist",
     "description": "A value is not in the code list bound by x-codelist (the enum the generator injects) and not in the list's open range. A warning in lenient mode.",
     "keywords": [
       "x-codelist"
-    ]
+    ],
+    "severity": "error"
   },
   {
     "id": "enum",
@@ -153,7 +157,8 @@ export const validationRules: readonly { id: string; description: string; keywor
     "keywords": [
       "enum",
       "const"
-    ]
+    ],
+    "severity": "error"
   },
   {
     "id": "format",
@@ -161,7 +166,8 @@ export const validationRules: readonly { id: string; description: string; keywor
     "keywords": [
       "format",
       "pattern"
-    ]
+    ],
+    "severity": "error"
   },
   {
     "id": "length",
@@ -169,7 +175,8 @@ export const validationRules: readonly { id: string; description: string; keywor
     "keywords": [
       "minLength",
       "maxLength"
-    ]
+    ],
+    "severity": "error"
   },
   {
     "id": "items",
@@ -178,14 +185,16 @@ export const validationRules: readonly { id: string; description: string; keywor
       "minItems",
       "maxItems",
       "contains"
-    ]
+    ],
+    "severity": "error"
   },
   {
     "id": "unique",
     "description": "An array that must hold distinct items holds a duplicate.",
     "keywords": [
       "uniqueItems"
-    ]
+    ],
+    "severity": "error"
   },
   {
     "id": "properties",
@@ -195,7 +204,8 @@ export const validationRules: readonly { id: string; description: string; keywor
       "maxProperties",
       "additionalProperties",
       "dependentRequired"
-    ]
+    ],
+    "severity": "error"
   },
   {
     "id": "schema",
@@ -208,12 +218,35 @@ export const validationRules: readonly { id: string; description: string; keywor
       "if",
       "then",
       "else"
-    ]
+    ],
+    "severity": "error"
+  },
+  {
+    "id": "deprecated",
+    "description": "A code the code list marks deprecated (platform 3, ad position 2, …) or a field the schema marks deprecated (video.protocol, content.videoquality, …). Still valid: a warning in both modes.",
+    "keywords": [
+      "deprecated"
+    ],
+    "severity": "warning"
   }
 ];
 
-/** Rules the spec declares by name (`x-rules` / `x-rule`). */
-export const namedRules: readonly { id: string; description: string; severity: "error" | "lenient-warning"; appliesTo: readonly string[] }[] = [
+/**
+ * Rules the spec declares by name (`x-rules` / `x-rule`). Severity: `error`; `warning` in every
+ * mode; `lenient-warning`, an error in strict mode and a warning in lenient mode.
+ */
+export const namedRules: readonly { id: string; description: string; severity: "error" | "warning" | "lenient-warning"; appliesTo: readonly string[]; message?: string }[] = [
+  {
+    "id": "recommended",
+    "description": "A field the document or OpenRTB 2.5 flags \"recommended\" (x-recommended in the schemas) is missing where its object is present; some are recommended only when a sibling is absent (banner w and h when no format is given, app when there is no site). A warning; an exchange may skip the check on its hot path (option recommended: false).",
+    "severity": "warning",
+    "appliesTo": [
+      "bid-request",
+      "bid-response",
+      "native-request",
+      "native-response"
+    ]
+  },
   {
     "id": "imp-id-unique",
     "description": "Each imp.id is unique within the bid request.",
@@ -224,8 +257,24 @@ export const namedRules: readonly { id: string; description: string; severity: "
   },
   {
     "id": "imp-has-media",
-    "description": "Each imp carries at least one of banner, native or video (interface document 4.3 rule 3).",
+    "description": "Each imp carries the object of the ad type it offers (interface document 4.3 rule 3): at least one of banner, native, video or audio (OpenRTB 2.5 3.2.4).",
     "severity": "error",
+    "appliesTo": [
+      "bid-request"
+    ]
+  },
+  {
+    "id": "imp-media-supported",
+    "description": "Each imp offers banner, native or video, the ad types this exchange buys. An imp offering only audio is valid OpenRTB 2.5, so this is a warning; the exchange leaves such an imp out of the auction and answers 204 when no imp is left.",
+    "severity": "warning",
+    "appliesTo": [
+      "bid-request"
+    ]
+  },
+  {
+    "id": "video-protocol-given",
+    "description": "A video object names at least one supported protocol, in protocols or in the deprecated protocol (interface document 2.4 imp.video.protocols). A warning in lenient mode.",
+    "severity": "lenient-warning",
     "appliesTo": [
       "bid-request"
     ]
@@ -240,8 +289,17 @@ export const namedRules: readonly { id: string; description: string; severity: "
   },
   {
     "id": "iab-category-exists",
-    "description": "Each category code (bcat, app.cat, site.cat, site.sectioncat, site.pagecat, publisher.cat, content.cat and content.producer.cat of app or site, bid.cat) is an IAB code of the iab-category code list. A warning in lenient mode.",
+    "description": "Each category code (bcat, app.cat, site.cat, site.sectioncat, site.pagecat, publisher.cat, content.cat and content.producer.cat of app or site, bid.cat) is an IAB code of the iab-category code list, unless the object holding it names another taxonomy in cattax (rule category-taxonomy). A warning in lenient mode.",
     "severity": "lenient-warning",
+    "appliesTo": [
+      "bid-request",
+      "bid-response"
+    ]
+  },
+  {
+    "id": "category-taxonomy",
+    "description": "The object holding the category codes names a taxonomy other than IAB Content Category Taxonomy 1.0 in cattax (an OpenRTB 2.6 field, 1 by default): its codes are not checked against the iab-category list, and each field of such codes gets this warning once.",
+    "severity": "warning",
     "appliesTo": [
       "bid-request",
       "bid-response"
@@ -272,12 +330,29 @@ export const namedRules: readonly { id: string; description: string; severity: "
     ]
   },
   {
+    "id": "bid-id-unique",
+    "description": "Each bid id is unique within the bid response (OpenRTB 2.5 4.2.3: Bid.id identifies the bid for logging and tracking). A warning in lenient mode.",
+    "severity": "lenient-warning",
+    "appliesTo": [
+      "bid-response"
+    ]
+  },
+  {
+    "id": "native-markup-json",
+    "description": "Checked against the request: the markup of a bid on an imp that offers native is a JSON native response (bare or wrapped as {\"native\": {...}}) when the imp offers nothing else, and whenever it is JSON; issues inside it are reported under the path of adm.",
+    "severity": "error",
+    "appliesTo": [
+      "bid-response"
+    ]
+  },
+  {
     "id": "seatbid-bid-nonempty",
     "description": "Each seatbid holds at least one bid.",
     "severity": "error",
     "appliesTo": [
       "bid-response"
-    ]
+    ],
+    "message": "{field} holds no bid; expected at least one (a response without bids leaves seatbid out)"
   },
   {
     "id": "response-cur-allowed",
@@ -405,7 +480,8 @@ export const namedRules: readonly { id: string; description: string; severity: "
     "severity": "error",
     "appliesTo": [
       "report-request"
-    ]
+    ],
+    "message": "{field} is a filter this interface does not offer (the demand report filters by ad_format only)"
   },
   {
     "id": "json",
@@ -437,77 +513,109 @@ export const namedRules: readonly { id: string; description: string; severity: "
   }
 ];
 
-/** Why the exchange drops a bid or counts a bidder's answer as a no-bid. */
-export const auctionRejections: readonly { id: string; description: string }[] = [
+/** Why the exchange drops a bid or counts a bidder's answer as a no-bid; `rules`: the validation rules counted under it. */
+export const auctionRejections: readonly { id: string; description: string; rules: readonly string[] }[] = [
   {
     "id": "markup-unavailable",
-    "description": "A winning bid without adm whose nurl failed, answered late or returned no markup of the imp's type; the imp goes unfilled (the runner-up is not promoted: it was not told it won)."
+    "description": "A winning bid without adm whose nurl failed, answered late or returned no markup of the imp's type; the imp goes unfilled (the runner-up is not promoted: it was not told it won).",
+    "rules": []
   },
   {
     "id": "invalid-response",
-    "description": "The bid response (or this bid) fails validation of the bid response schema and rules."
+    "description": "The bid response (or this bid) fails validation of the bid response schema and rules.",
+    "rules": []
   },
   {
     "id": "below-floor",
-    "description": "The bid price is below the imp's bidfloor (converted to the bid currency)."
+    "description": "The bid price is below the imp's bidfloor (converted to the bid currency).",
+    "rules": []
   },
   {
     "id": "price-above-max",
-    "description": "The bid price is above the maximum CPM: the bidder's max_cpm in the bidders file, else the exchange's (adxkit serve --max-cpm, default x-adxkit-auction max-bid-cpm)."
+    "description": "The bid price is above the maximum CPM: the bidder's max_cpm in the bidders file, else the exchange's (adxkit serve --max-cpm, default x-adxkit-auction max-bid-cpm).",
+    "rules": []
   },
   {
     "id": "currency-not-allowed",
-    "description": "The bid currency is not one of the request's allowed currencies (cur)."
+    "description": "The bid currency is not one of the request's allowed currencies (cur).",
+    "rules": [
+      "response-cur-allowed"
+    ]
   },
   {
     "id": "advertiser-blocked",
-    "description": "One of the bid's adomain values is in the request's blocked domains (badv)."
+    "description": "One of the bid's adomain values is in the request's blocked domains (badv).",
+    "rules": []
   },
   {
     "id": "category-blocked",
-    "description": "One of the bid's categories (cat) is blocked by bcat; a blocked top-level code (IABn) also blocks its subcategories (IABn-m)."
+    "description": "One of the bid's categories (cat) is blocked by bcat; a blocked top-level code (IABn) also blocks its subcategories (IABn-m).",
+    "rules": []
   },
   {
     "id": "attribute-blocked",
-    "description": "One of the bid's creative attributes (attr) is in the imp's blocked attributes (battr of the offered media object)."
+    "description": "One of the bid's creative attributes (attr) is in the imp's blocked attributes (battr of the offered media object).",
+    "rules": []
   },
   {
     "id": "markup-mismatch",
-    "description": "The ad markup does not match the imp's ad type: a banner bid needs an HTML snippet, a native bid a JSON native response, a video bid a VAST XML document."
+    "description": "The ad markup does not match the imp's ad type: a banner bid needs an HTML snippet, a native bid a JSON native response, a video bid a VAST XML document.",
+    "rules": [
+      "native-markup-json"
+    ]
   },
   {
     "id": "unknown-imp",
-    "description": "The bid's impid names no imp of the request."
+    "description": "The bid's impid names no imp of the request.",
+    "rules": [
+      "bid-impid-exists"
+    ]
   },
   {
     "id": "duplicate-bid",
-    "description": "The bid repeats the id of another bid of the same response."
+    "description": "The bid repeats the id of another bid of the same response.",
+    "rules": [
+      "bid-id-unique"
+    ]
   },
   {
     "id": "notice-url-not-allowed",
-    "description": "The bid's nurl or burl is not on one of the bidder's notice origins (bidders file notice_origins, by default the origin of its endpoint), or its host is a loopback, private or link-local address and the bidders file does not set allow_private_addresses for that bidder. The exchange never calls such a URL, nor serves its body as markup."
+    "description": "The bid's nurl or burl is not on one of the bidder's notice origins (bidders file notice_origins, by default the origin of its endpoint), or its host is a loopback, private or link-local address and the bidders file does not set allow_private_addresses for that bidder. The exchange never calls such a URL, nor serves its body as markup.",
+    "rules": []
   },
   {
     "id": "timeout",
-    "description": "Bidder fault, counted as no-bid — no complete answer within tmax."
+    "description": "Bidder fault, counted as no-bid — no complete answer within tmax.",
+    "rules": []
   },
   {
     "id": "connection-error",
-    "description": "Bidder fault, counted as no-bid — the bidder could not be reached or closed the connection."
+    "description": "Bidder fault, counted as no-bid — the bidder could not be reached or closed the connection.",
+    "rules": []
   },
   {
     "id": "http-error",
-    "description": "Bidder fault, counted as no-bid — the bidder answered with an HTTP status other than 200 or 204."
+    "description": "Bidder fault, counted as no-bid — the bidder answered with an HTTP status other than 200 or 204.",
+    "rules": []
   },
   {
     "id": "malformed-response",
-    "description": "Bidder fault, counted as no-bid — the body is not a JSON bid response."
+    "description": "Bidder fault, counted as no-bid — the body is not a JSON bid response.",
+    "rules": []
   },
   {
     "id": "wrong-request-id",
-    "description": "Bidder fault, counted as no-bid — the bid response id is not the id of the bid request."
+    "description": "Bidder fault, counted as no-bid — the bid response id is not the id of the bid request.",
+    "rules": [
+      "response-id-matches"
+    ]
   }
 ];
 
 /** Ids of the auction rejection reasons. */
 export type AuctionRejection = "markup-unavailable" | "invalid-response" | "below-floor" | "price-above-max" | "currency-not-allowed" | "advertiser-blocked" | "category-blocked" | "attribute-blocked" | "markup-mismatch" | "unknown-imp" | "duplicate-bid" | "notice-url-not-allowed" | "timeout" | "connection-error" | "http-error" | "malformed-response" | "wrong-request-id";
+
+/** The rejection reason of a validation rule's error on a bid (auction-rejections `rules`); others are invalid-response. */
+export const auctionRejectionOfRule: Readonly<Record<string, AuctionRejection>> = /* @__PURE__ */ Object.fromEntries(
+  /* @__PURE__ */ auctionRejections.flatMap((r) => r.rules.map((rule) => [rule, r.id as AuctionRejection])),
+);

@@ -12,8 +12,10 @@ export interface BidderHandlers {
 
 export interface BidderPluginOptions {
   handlers: BidderHandlers;
-  /** Report unknown code-list values as warnings (spec: lenient mode). */
+  /** Validate in lenient mode (spec/errors.yaml: each rule's lenient treatment). */
   lenient?: boolean;
+  /** Report missing recommended fields as warnings (default true; a server on its hot path may skip them). */
+  recommended?: boolean;
   /** Override an operation's path (a bidder serves its endpoint wherever it likes). */
   paths?: Partial<Record<keyof BidderHandlers, string>>;
   /** JSON parser for request bodies; JSON.parse by default. */
@@ -23,7 +25,7 @@ export interface BidderPluginOptions {
 /** Registers the operations of `bidder`; validation uses the precompiled validators, never Fastify's coercing ajv. */
 export const bidderPlugin: FastifyPluginAsync<BidderPluginOptions> = async (app, options) => {
   installJsonParser(app, options.parseJson);
-  const validateOptions = { lenient: options.lenient === true };
+  const validateOptions = { lenient: options.lenient === true, recommended: options.recommended !== false };
   app.route({
     method: "POST",
     url: options.paths?.bid ?? "/bid",

@@ -12,8 +12,10 @@ export interface SupplyReportHandlers {
 
 export interface SupplyReportPluginOptions {
   handlers: SupplyReportHandlers;
-  /** Report unknown code-list values as warnings (spec: lenient mode). */
+  /** Validate in lenient mode (spec/errors.yaml: each rule's lenient treatment). */
   lenient?: boolean;
+  /** Report missing recommended fields as warnings (default true; a server on its hot path may skip them). */
+  recommended?: boolean;
   /** Override an operation's path (a bidder serves its endpoint wherever it likes). */
   paths?: Partial<Record<keyof SupplyReportHandlers, string>>;
   /** JSON parser for request bodies; JSON.parse by default. */
@@ -23,7 +25,7 @@ export interface SupplyReportPluginOptions {
 /** Registers the operations of `supply-report`; validation uses the precompiled validators, never Fastify's coercing ajv. */
 export const supplyReportPlugin: FastifyPluginAsync<SupplyReportPluginOptions> = async (app, options) => {
   installJsonParser(app, options.parseJson);
-  const validateOptions = { lenient: options.lenient === true };
+  const validateOptions = { lenient: options.lenient === true, recommended: options.recommended !== false };
   app.route({
     method: "POST",
     url: options.paths?.postSupplyReport ?? "/api/report/v1",

@@ -123,8 +123,13 @@ export interface components {
             domain?: string;
             /** @description App store URL of an installed app. */
             storeurl?: string;
-            /** @description Content categories of the app (category codes, interface document 2.8). That a well-formed code exists in the list is rule iab-category-exists of BidRequest. */
+            /** @description Content categories of the app (category codes, interface document 2.8). That each code is one of the list is rule iab-category-exists of BidRequest. */
             cat?: string[];
+            /**
+             * @description OpenRTB 2.6: the taxonomy of the codes in cat: 1 IAB Content Category Taxonomy 1.0 (the iab-category list, checked by rule iab-category-exists); another value names another taxonomy, whose codes are not checked (rule category-taxonomy).
+             * @default 1
+             */
+            cattax?: number;
             /** @description Application version. */
             ver?: string;
             /**
@@ -143,6 +148,52 @@ export interface components {
             publisher?: components["schemas"]["Publisher"];
             /** @description OpenRTB 2.5: content in which the impression will appear. */
             content?: components["schemas"]["Content"];
+            ext?: components["schemas"]["Ext"];
+        };
+        /**
+         * Audio
+         * @description OpenRTB 2.5: an audio impression (OpenRTB 2.5 3.2.8 Audio). The interface document shows no audio, and this exchange buys banner, native and video only: an imp offering only audio is valid OpenRTB 2.5 but has nothing for it to auction (rule imp-media-supported).
+         */
+        Audio: {
+            /** @description OpenRTB 2.5: content MIME types supported (e.g. audio/mp4); at least one. */
+            mimes: string[];
+            /** @description OpenRTB 2.5: minimum audio ad duration, seconds. */
+            minduration?: number;
+            /** @description OpenRTB 2.5: maximum audio ad duration, seconds. */
+            maxduration?: number;
+            /** @description OpenRTB 2.5: supported audio protocols (list 5.8). */
+            protocols?: number[];
+            /** @description OpenRTB 2.5: start delay in seconds for pre-roll, mid-roll or post-roll placements (list 5.12). */
+            startdelay?: number;
+            /** @description OpenRTB 2.5: sequence number of this impression when several are offered in the same bid request, for coordinated delivery of several creatives. */
+            sequence?: number;
+            /** @description OpenRTB 2.5: blocked creative attributes (list 5.3). */
+            battr?: number[];
+            /** @description OpenRTB 2.5: maximum extended ad duration if extension is allowed: blank or 0 not allowed, -1 allowed without time limit, above 0 seconds of extended play supported beyond maxduration. */
+            maxextended?: number;
+            /** @description OpenRTB 2.5: minimum bit rate, Kbps. */
+            minbitrate?: number;
+            /** @description OpenRTB 2.5: maximum bit rate, Kbps. */
+            maxbitrate?: number;
+            /** @description OpenRTB 2.5: supported delivery methods (list 5.15); when absent all are supported. */
+            delivery?: number[];
+            /** @description OpenRTB 2.5: Banner objects of the companion ads available. */
+            companionad?: components["schemas"]["CompanionBanner"][];
+            /** @description OpenRTB 2.5: supported API frameworks (list 5.6); a framework not listed is assumed unsupported. */
+            api?: number[];
+            /** @description OpenRTB 2.5: supported DAAST companion ad types (list 5.14); recommended when companionad is given. */
+            companiontype?: number[];
+            /** @description OpenRTB 2.5: maximum number of ads that can be played in an ad pod. */
+            maxseq?: number;
+            /** @description OpenRTB 2.5: type of audio feed (list 5.16). */
+            feed?: number;
+            /**
+             * @description OpenRTB 2.5: whether the ad is stitched with audio content or delivered independently: 0 no, 1 yes.
+             * @enum {integer}
+             */
+            stitched?: 0 | 1;
+            /** @description OpenRTB 2.5: volume normalization mode (list 5.17). */
+            nvol?: number;
             ext?: components["schemas"]["Ext"];
         };
         /**
@@ -225,8 +276,13 @@ export interface components {
             cid?: string;
             /** @description Creative id for ad quality checks. */
             crid?: string;
-            /** @description Content categories of the creative (category codes, interface document 2.8). That a well-formed code exists in the list is rule iab-category-exists of BidResponse. */
+            /** @description Content categories of the creative (category codes, interface document 2.8). That each code is one of the list is rule iab-category-exists of BidResponse. */
             cat?: string[];
+            /**
+             * @description OpenRTB 2.6: the taxonomy of the codes in cat: 1 IAB Content Category Taxonomy 1.0 (the iab-category list, checked by rule iab-category-exists); another value names another taxonomy, whose codes are not checked (rule category-taxonomy).
+             * @default 1
+             */
+            cattax?: number;
             /** @description OpenRTB 2.5: attributes describing the creative (interface document 2.5, creative attributes). */
             attr?: number[];
             /** @description OpenRTB 2.5: API framework required by the markup, if applicable (interface document 2.5). */
@@ -289,8 +345,13 @@ export interface components {
             allimps?: 0 | 1;
             /** @description Allowed bid currencies, ISO 4217 alpha codes; recommended only when several currencies are accepted. */
             cur?: string[];
-            /** @description Blocked advertiser content categories (category codes IAB<n> or IAB<n>-<m>, interface document 2.8). That a well-formed code exists in the list is rule iab-category-exists. */
+            /** @description Blocked advertiser content categories (category codes IAB<n> or IAB<n>-<m>, interface document 2.8). That each code is one of the list is rule iab-category-exists. */
             bcat?: string[];
+            /**
+             * @description OpenRTB 2.6: the taxonomy of the codes in bcat: 1 IAB Content Category Taxonomy 1.0 (the iab-category list, checked by rule iab-category-exists); another value names another taxonomy, whose codes are not checked (rule category-taxonomy).
+             * @default 1
+             */
+            cattax?: number;
             /** @description Blocked advertiser domains. */
             badv?: string[];
             /** @description OpenRTB 2.5: block list of applications by their platform-specific exchange-independent application identifiers. */
@@ -309,6 +370,7 @@ export interface components {
             /** @description Bidder-generated response id for logging; source of the ${AUCTION_BID_ID} macro. */
             bidid?: string;
             /**
+             * Format: currency
              * @description Bid currency, ISO 4217 alpha code; source of the ${AUCTION_CURRENCY} macro.
              * @default USD
              */
@@ -365,8 +427,13 @@ export interface components {
             producer?: components["schemas"]["Producer"];
             /** @description OpenRTB 2.5: URL of the content, for buy-side contextualization or review. */
             url?: string;
-            /** @description OpenRTB 2.5: content categories of the content (category codes, interface document 2.8). That a well-formed code exists in the list is rule iab-category-exists of BidRequest. */
+            /** @description OpenRTB 2.5: content categories of the content (category codes, interface document 2.8). That each code is one of the list is rule iab-category-exists of BidRequest. */
             cat?: string[];
+            /**
+             * @description OpenRTB 2.6: the taxonomy of the codes in cat: 1 IAB Content Category Taxonomy 1.0 (the iab-category list, checked by rule iab-category-exists); another value names another taxonomy, whose codes are not checked (rule category-taxonomy).
+             * @default 1
+             */
+            cattax?: number;
             /** @description OpenRTB 2.5: production quality (OpenRTB 2.5 list 5.13): 0 unknown, 1 professionally produced, 2 prosumer, 3 user generated. */
             prodq?: number;
             /**
@@ -396,7 +463,10 @@ export interface components {
             sourcerelationship?: 0 | 1;
             /** @description OpenRTB 2.5: length of the content in seconds; appropriate for video or audio. */
             len?: number;
-            /** @description OpenRTB 2.5: content language, ISO 639-1 alpha-2. */
+            /**
+             * Format: language
+             * @description OpenRTB 2.5: content language, ISO 639-1 alpha-2.
+             */
             language?: string;
             /**
              * @description OpenRTB 2.5: whether the content is embeddable (e.g. an embeddable video player): 0 no, 1 yes.
@@ -433,6 +503,7 @@ export interface components {
              */
             bidfloor?: number;
             /**
+             * Format: currency
              * @description OpenRTB 2.5: currency of bidfloor, ISO 4217 alpha code.
              * @default USD
              */
@@ -499,7 +570,10 @@ export interface components {
              * @enum {integer}
              */
             js?: 0 | 1;
-            /** @description Browser language, ISO 639-1 alpha-2. */
+            /**
+             * Format: language
+             * @description Browser language, ISO 639-1 alpha-2.
+             */
             language?: string;
             /** @description Carrier or ISP, using exchange-curated names published to bidders beforehand. */
             carrier?: string;
@@ -545,7 +619,7 @@ export interface components {
         };
         /**
          * Imp
-         * @description One impression offered for auction (interface document 2.4, imp; OpenRTB 2.5 Imp). Carries the object (banner, native or video) matching the offered ad type.
+         * @description One impression offered for auction (interface document 2.4, imp; OpenRTB 2.5 Imp). Carries the object (banner, native, video or, in OpenRTB 2.5, audio) matching the offered ad type.
          */
         Imp: {
             /** @description Impression identifier, unique within the request (typically starts at 1 and increments). */
@@ -558,6 +632,7 @@ export interface components {
              */
             bidfloor?: number;
             /**
+             * Format: currency
              * @description OpenRTB 2.5: currency of bidfloor, ISO 4217 alpha code.
              * @default USD
              */
@@ -568,6 +643,8 @@ export interface components {
             native?: components["schemas"]["Native"];
             /** @description Video details; required when offered as video. */
             video?: components["schemas"]["Video"];
+            /** @description OpenRTB 2.5: audio details; required when offered as audio. This exchange buys no audio (rule imp-media-supported). */
+            audio?: components["schemas"]["Audio"];
             /**
              * @description OpenRTB 2.5: 1 the ad is interstitial or full screen, 0 not interstitial.
              * @default 0
@@ -628,8 +705,13 @@ export interface components {
             id?: string;
             /** @description OpenRTB 2.5: content producer or originator name (e.g. Warner Bros). */
             name?: string;
-            /** @description OpenRTB 2.5: content categories of the producer (category codes, interface document 2.8). That a well-formed code exists in the list is rule iab-category-exists of BidRequest. */
+            /** @description OpenRTB 2.5: content categories of the producer (category codes, interface document 2.8). That each code is one of the list is rule iab-category-exists of BidRequest. */
             cat?: string[];
+            /**
+             * @description OpenRTB 2.6: the taxonomy of the codes in cat: 1 IAB Content Category Taxonomy 1.0 (the iab-category list, checked by rule iab-category-exists); another value names another taxonomy, whose codes are not checked (rule category-taxonomy).
+             * @default 1
+             */
+            cattax?: number;
             /** @description OpenRTB 2.5: highest level domain of the content producer (e.g. producer.com). */
             domain?: string;
             ext?: components["schemas"]["Ext"];
@@ -643,8 +725,13 @@ export interface components {
             id?: string;
             /** @description OpenRTB 2.5: publisher name (may be aliased at the publisher's request). */
             name?: string;
-            /** @description OpenRTB 2.5: content categories of the publisher (category codes, interface document 2.8). That a well-formed code exists in the list is rule iab-category-exists of BidRequest. */
+            /** @description OpenRTB 2.5: content categories of the publisher (category codes, interface document 2.8). That each code is one of the list is rule iab-category-exists of BidRequest. */
             cat?: string[];
+            /**
+             * @description OpenRTB 2.6: the taxonomy of the codes in cat: 1 IAB Content Category Taxonomy 1.0 (the iab-category list, checked by rule iab-category-exists); another value names another taxonomy, whose codes are not checked (rule category-taxonomy).
+             * @default 1
+             */
+            cattax?: number;
             /** @description OpenRTB 2.5: highest level domain of the publisher (e.g. publisher.com). */
             domain?: string;
             ext?: components["schemas"]["Ext"];
@@ -703,12 +790,17 @@ export interface components {
             name?: string;
             /** @description OpenRTB 2.5: domain of the site (e.g. mysite.foo.com). */
             domain?: string;
-            /** @description OpenRTB 2.5: content categories of the site (category codes, interface document 2.8). That a well-formed code exists in the list is rule iab-category-exists of BidRequest. */
+            /** @description OpenRTB 2.5: content categories of the site (category codes, interface document 2.8). That each code is one of the list is rule iab-category-exists of BidRequest. */
             cat?: string[];
-            /** @description OpenRTB 2.5: content categories of the current section of the site (category codes, interface document 2.8). That a well-formed code exists in the list is rule iab-category-exists of BidRequest. */
+            /** @description OpenRTB 2.5: content categories of the current section of the site (category codes, interface document 2.8). That each code is one of the list is rule iab-category-exists of BidRequest. */
             sectioncat?: string[];
-            /** @description OpenRTB 2.5: content categories of the current page or view of the site (category codes, interface document 2.8). That a well-formed code exists in the list is rule iab-category-exists of BidRequest. */
+            /** @description OpenRTB 2.5: content categories of the current page or view of the site (category codes, interface document 2.8). That each code is one of the list is rule iab-category-exists of BidRequest. */
             pagecat?: string[];
+            /**
+             * @description OpenRTB 2.6: the taxonomy of the codes in cat, sectioncat and pagecat: 1 IAB Content Category Taxonomy 1.0 (the iab-category list, checked by rule iab-category-exists); another value names another taxonomy, whose codes are not checked (rule category-taxonomy).
+             * @default 1
+             */
+            cattax?: number;
             /** @description OpenRTB 2.5: URL of the page where the impression will be shown. */
             page?: string;
             /** @description OpenRTB 2.5: referrer URL that caused navigation to the current page. */

@@ -27,9 +27,13 @@ domain?: string
  */
 storeurl?: string
 /**
- * Content categories of the app (category codes, interface document 2.8). That a well-formed code exists in the list is rule iab-category-exists of BidRequest.
+ * Content categories of the app (category codes, interface document 2.8). That each code is one of the list is rule iab-category-exists of BidRequest.
  */
 cat?: string[]
+/**
+ * OpenRTB 2.6: the taxonomy of the codes in cat: 1 IAB Content Category Taxonomy 1.0 (the iab-category list, checked by rule iab-category-exists); another value names another taxonomy, whose codes are not checked (rule category-taxonomy).
+ */
+cattax?: number
 /**
  * Application version.
  */
@@ -54,6 +58,88 @@ publisher?: Publisher
  * OpenRTB 2.5: content in which the impression will appear.
  */
 content?: Content
+ext?: Ext
+[k: string]: unknown
+}
+
+/**
+ * OpenRTB 2.5: an audio impression (OpenRTB 2.5 3.2.8 Audio). The interface document shows no audio, and this exchange buys banner, native and video only: an imp offering only audio is valid OpenRTB 2.5 but has nothing for it to auction (rule imp-media-supported).
+ */
+export interface Audio {
+/**
+ * OpenRTB 2.5: content MIME types supported (e.g. audio/mp4); at least one.
+ * 
+ * @minItems 1
+ */
+mimes: [string, ...(string)[]]
+/**
+ * OpenRTB 2.5: minimum audio ad duration, seconds.
+ */
+minduration?: number
+/**
+ * OpenRTB 2.5: maximum audio ad duration, seconds.
+ */
+maxduration?: number
+/**
+ * OpenRTB 2.5: supported audio protocols (list 5.8).
+ */
+protocols?: number[]
+/**
+ * OpenRTB 2.5: start delay in seconds for pre-roll, mid-roll or post-roll placements (list 5.12).
+ */
+startdelay?: number
+/**
+ * OpenRTB 2.5: sequence number of this impression when several are offered in the same bid request, for coordinated delivery of several creatives.
+ */
+sequence?: number
+/**
+ * OpenRTB 2.5: blocked creative attributes (list 5.3).
+ */
+battr?: number[]
+/**
+ * OpenRTB 2.5: maximum extended ad duration if extension is allowed: blank or 0 not allowed, -1 allowed without time limit, above 0 seconds of extended play supported beyond maxduration.
+ */
+maxextended?: number
+/**
+ * OpenRTB 2.5: minimum bit rate, Kbps.
+ */
+minbitrate?: number
+/**
+ * OpenRTB 2.5: maximum bit rate, Kbps.
+ */
+maxbitrate?: number
+/**
+ * OpenRTB 2.5: supported delivery methods (list 5.15); when absent all are supported.
+ */
+delivery?: number[]
+/**
+ * OpenRTB 2.5: Banner objects of the companion ads available.
+ */
+companionad?: CompanionBanner[]
+/**
+ * OpenRTB 2.5: supported API frameworks (list 5.6); a framework not listed is assumed unsupported.
+ */
+api?: number[]
+/**
+ * OpenRTB 2.5: supported DAAST companion ad types (list 5.14); recommended when companionad is given.
+ */
+companiontype?: number[]
+/**
+ * OpenRTB 2.5: maximum number of ads that can be played in an ad pod.
+ */
+maxseq?: number
+/**
+ * OpenRTB 2.5: type of audio feed (list 5.16).
+ */
+feed?: number
+/**
+ * OpenRTB 2.5: whether the ad is stitched with audio content or delivered independently: 0 no, 1 yes.
+ */
+stitched?: (0 | 1)
+/**
+ * OpenRTB 2.5: volume normalization mode (list 5.17).
+ */
+nvol?: number
 ext?: Ext
 [k: string]: unknown
 }
@@ -205,9 +291,13 @@ allimps?: (0 | 1)
  */
 cur?: string[]
 /**
- * Blocked advertiser content categories (category codes IAB<n> or IAB<n>-<m>, interface document 2.8). That a well-formed code exists in the list is rule iab-category-exists.
+ * Blocked advertiser content categories (category codes IAB<n> or IAB<n>-<m>, interface document 2.8). That each code is one of the list is rule iab-category-exists.
  */
 bcat?: string[]
+/**
+ * OpenRTB 2.6: the taxonomy of the codes in bcat: 1 IAB Content Category Taxonomy 1.0 (the iab-category list, checked by rule iab-category-exists); another value names another taxonomy, whose codes are not checked (rule category-taxonomy).
+ */
+cattax?: number
 /**
  * Blocked advertiser domains.
  */
@@ -311,9 +401,13 @@ cid?: string
  */
 crid?: string
 /**
- * Content categories of the creative (category codes, interface document 2.8). That a well-formed code exists in the list is rule iab-category-exists of BidResponse.
+ * Content categories of the creative (category codes, interface document 2.8). That each code is one of the list is rule iab-category-exists of BidResponse.
  */
 cat?: string[]
+/**
+ * OpenRTB 2.6: the taxonomy of the codes in cat: 1 IAB Content Category Taxonomy 1.0 (the iab-category list, checked by rule iab-category-exists); another value names another taxonomy, whose codes are not checked (rule category-taxonomy).
+ */
+cattax?: number
 /**
  * OpenRTB 2.5: attributes describing the creative (interface document 2.5, creative attributes).
  */
@@ -474,9 +568,13 @@ producer?: Producer
  */
 url?: string
 /**
- * OpenRTB 2.5: content categories of the content (category codes, interface document 2.8). That a well-formed code exists in the list is rule iab-category-exists of BidRequest.
+ * OpenRTB 2.5: content categories of the content (category codes, interface document 2.8). That each code is one of the list is rule iab-category-exists of BidRequest.
  */
 cat?: string[]
+/**
+ * OpenRTB 2.6: the taxonomy of the codes in cat: 1 IAB Content Category Taxonomy 1.0 (the iab-category list, checked by rule iab-category-exists); another value names another taxonomy, whose codes are not checked (rule category-taxonomy).
+ */
+cattax?: number
 /**
  * OpenRTB 2.5: production quality (OpenRTB 2.5 list 5.13): 0 unknown, 1 professionally produced, 2 prosumer, 3 user generated.
  */
@@ -812,7 +910,7 @@ ext?: Ext
 }
 
 /**
- * One impression offered for auction (interface document 2.4, imp; OpenRTB 2.5 Imp). Carries the object (banner, native or video) matching the offered ad type.
+ * One impression offered for auction (interface document 2.4, imp; OpenRTB 2.5 Imp). Carries the object (banner, native, video or, in OpenRTB 2.5, audio) matching the offered ad type.
  */
 export interface Imp {
 /**
@@ -843,6 +941,10 @@ native?: Native
  * Video details; required when offered as video.
  */
 video?: Video
+/**
+ * OpenRTB 2.5: audio details; required when offered as audio. This exchange buys no audio (rule imp-media-supported).
+ */
+audio?: Audio
 /**
  * OpenRTB 2.5: 1 the ad is interstitial or full screen, 0 not interstitial.
  */
@@ -1326,9 +1428,13 @@ id?: string
  */
 name?: string
 /**
- * OpenRTB 2.5: content categories of the producer (category codes, interface document 2.8). That a well-formed code exists in the list is rule iab-category-exists of BidRequest.
+ * OpenRTB 2.5: content categories of the producer (category codes, interface document 2.8). That each code is one of the list is rule iab-category-exists of BidRequest.
  */
 cat?: string[]
+/**
+ * OpenRTB 2.6: the taxonomy of the codes in cat: 1 IAB Content Category Taxonomy 1.0 (the iab-category list, checked by rule iab-category-exists); another value names another taxonomy, whose codes are not checked (rule category-taxonomy).
+ */
+cattax?: number
 /**
  * OpenRTB 2.5: highest level domain of the content producer (e.g. producer.com).
  */
@@ -1350,9 +1456,13 @@ id?: string
  */
 name?: string
 /**
- * OpenRTB 2.5: content categories of the publisher (category codes, interface document 2.8). That a well-formed code exists in the list is rule iab-category-exists of BidRequest.
+ * OpenRTB 2.5: content categories of the publisher (category codes, interface document 2.8). That each code is one of the list is rule iab-category-exists of BidRequest.
  */
 cat?: string[]
+/**
+ * OpenRTB 2.6: the taxonomy of the codes in cat: 1 IAB Content Category Taxonomy 1.0 (the iab-category list, checked by rule iab-category-exists); another value names another taxonomy, whose codes are not checked (rule category-taxonomy).
+ */
+cattax?: number
 /**
  * OpenRTB 2.5: highest level domain of the publisher (e.g. publisher.com).
  */
@@ -1593,17 +1703,21 @@ name?: string
  */
 domain?: string
 /**
- * OpenRTB 2.5: content categories of the site (category codes, interface document 2.8). That a well-formed code exists in the list is rule iab-category-exists of BidRequest.
+ * OpenRTB 2.5: content categories of the site (category codes, interface document 2.8). That each code is one of the list is rule iab-category-exists of BidRequest.
  */
 cat?: string[]
 /**
- * OpenRTB 2.5: content categories of the current section of the site (category codes, interface document 2.8). That a well-formed code exists in the list is rule iab-category-exists of BidRequest.
+ * OpenRTB 2.5: content categories of the current section of the site (category codes, interface document 2.8). That each code is one of the list is rule iab-category-exists of BidRequest.
  */
 sectioncat?: string[]
 /**
- * OpenRTB 2.5: content categories of the current page or view of the site (category codes, interface document 2.8). That a well-formed code exists in the list is rule iab-category-exists of BidRequest.
+ * OpenRTB 2.5: content categories of the current page or view of the site (category codes, interface document 2.8). That each code is one of the list is rule iab-category-exists of BidRequest.
  */
 pagecat?: string[]
+/**
+ * OpenRTB 2.6: the taxonomy of the codes in cat, sectioncat and pagecat: 1 IAB Content Category Taxonomy 1.0 (the iab-category list, checked by rule iab-category-exists); another value names another taxonomy, whose codes are not checked (rule category-taxonomy).
+ */
+cattax?: number
 /**
  * OpenRTB 2.5: URL of the page where the impression will be shown.
  */

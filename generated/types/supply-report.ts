@@ -123,7 +123,10 @@ export interface components {
             ad_format?: number;
             /** @description Bundle identifier of the app. */
             app_bundle_id?: string;
-            /** @description Country code, ISO 3166-1 alpha-3. */
+            /**
+             * Format: country
+             * @description Country code, ISO 3166-1 alpha-3.
+             */
             country?: string;
             /** @description Placement identifier. */
             placement_id?: string;

@@ -10,6 +10,7 @@ import type { Model } from "../model.js";
 import { knownExtensions } from "../model.js";
 import { formats } from "@adxkit/bindings/runtime";
 import type { Render } from "../templates.js";
+import { recommendedSource } from "./recommended.js";
 import type { GeneratedFile } from "../write.js";
 
 const Ajv2020 = Ajv2020Module.default ?? Ajv2020Module;
@@ -32,24 +33,42 @@ export function createAjv(model: Model, diagnostic: boolean) {
     if (keyword === "x-codelist") continue;
     ajv.addKeyword({ keyword });
   }
-  // x-codelist checks membership with a Set built once per list; open lists also accept their range.
+  /** A Set of codes, built once per list in the generated code. */
+  const codeSet = (gen: KeywordCxt["gen"], key: string, codes: (number | string)[]) =>
+    gen.scopeValue("keyword", { key, ref: new Set(codes), code: _`new Set(${stringify(codes)})` });
+  // x-codelist checks membership with a Set built once per list; open lists also accept their
+  // range. Deprecated codes fail too (a warning, rule deprecated): the valid path stays one lookup.
   ajv.addKeyword({
     keyword: "x-codelist",
     schemaType: "string",
     error: {
       message: ({ schema }) => _`"must be a code of the " + ${schema} + " list"`,
-      params: ({ schema }) => _`{list: ${schema}}`,
+      params: ({ schema, data, gen }) => {
+        const list = lists.get(schema as string)!;
+        const deprecated = list.values.filter((v) => v.deprecated).map((v) => v.code);
+        if (!diagnostic || deprecated.length === 0) return _`{list: ${schema}}`;
+        return _`{list: ${schema}, deprecated: ${codeSet(gen, `deprecated:${list.id}`, deprecated)}.has(${data})}`;
+      },
     },
     code(cxt: KeywordCxt) {
       const { gen, data, schema } = cxt;
       const list = lists.get(schema as string)!;
-      const codes = list.values.map((v) => v.code);
-      const set = gen.scopeValue("keyword", { key: `codelist:${list.id}`, ref: new Set(codes), code: _`new Set(${stringify(codes)})` });
+      const set = codeSet(gen, `codelist:${list.id}`, list.values.filter((v) => !v.deprecated).map((v) => v.code));
       if (list.open) {
         cxt.fail(_`!${set}.has(${data}) && !(typeof ${data} == "number" && ${data} >= ${list.open.minimum})`);
       } else {
         cxt.fail(_`!${set}.has(${data})`);
       }
+    },
+  });
+  // A field marked deprecated fails wherever it is present: a warning (rule deprecated), found in the same run.
+  ajv.removeKeyword("deprecated");
+  ajv.addKeyword({
+    keyword: "deprecated",
+    schemaType: "boolean",
+    error: { message: "is deprecated" },
+    code(cxt: KeywordCxt) {
+      if (cxt.schema === true) cxt.fail(_`true`);
     },
   });
   for (const [name, definition] of Object.entries(formats)) ajv.addFormat(name, definition);
@@ -105,12 +124,16 @@ export function emitValidators(model: Model, render: Render): GeneratedFile[] {
   const keywordRules: Record<string, string> = {};
   for (const rule of model.errors.validationRules) for (const keyword of rule.keywords) keywordRules[keyword] = rule.id;
   const { lenientRules } = model.errors;
+  const warningRules = [...model.errors.validationRules, ...model.errors.namedRules].filter((r) => r.severity === "warning").map((r) => r.id).sort();
+  const ruleMessages = Object.fromEntries(model.errors.namedRules.filter((r) => r.message !== undefined).map((r) => [r.id, r.message!]));
 
   const view = {
-    validators: model.validators.map((v) => ({ ...v, exportName: exportName(v.kind) })),
+    validators: model.validators.map((v) => ({ ...v, exportName: exportName(v.kind), recommendedCode: v.recommended ? recommendedSource(v.recommended) : undefined })),
     typeNames: [...new Set(model.validators.map((v) => v.typeName))].sort(),
     keywordRules,
     lenientRules,
+    warningRules,
+    ruleMessages,
     embedded: model.validators.filter((v) => v.kind.startsWith("native-")).map((v) => ({ kind: v.kind, exportName: exportName(v.kind) })),
   };
   const exportNames = model.validators.map((v) => exportName(v.kind));

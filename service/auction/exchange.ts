@@ -6,7 +6,7 @@
  * notice sender; neither is awaited on the hot path.
  */
 import { performance } from "node:perf_hooks";
-import { auctionRules, validateBidResponse, type AuctionRejection, type Bid, type BidRequest, type BidResponse, type Imp, type SeatBid } from "@adxkit/bindings";
+import { auctionRejectionOfRule, auctionRules, validateBidResponse, type AuctionRejection, type Bid, type BidRequest, type BidResponse, type Imp, type SeatBid } from "@adxkit/bindings";
 import type { OperationInput, OperationOutput } from "@adxkit/bindings/fastify";
 import { adFormatOf, adFormatsOffered, dateHourOf, requestDimensions, type RequestDimensions } from "../events/dimensions.js";
 import { FactAggregator, storeRefusal, type DemandKey, type EventLogger, type FactCounts, type FactIncrement, type FactSink, type SupplyKey } from "../events/facts.js";
@@ -36,7 +36,7 @@ export interface ExchangeOptions {
   bidders: BidderConfig[];
   /** Where the report facts go (the report store). */
   sink: FactSink;
-  /** Code values newer than the spec pass with warnings (requests and bid responses). */
+  /** Validate requests and bid responses in lenient mode (spec/errors.yaml: each rule's lenient treatment). */
   lenient?: boolean;
   /** The keys that seal and open billing tokens (billing-keys.ts); `useBillingKeys` swaps them. */
   billingKeys: SealKeyRing;
@@ -182,7 +182,8 @@ const endOfTurn = () =>
 const silent: EventLogger = { info: noop, warn: noop, error: noop };
 const HOUR_MS = 3_600_000;
 const isObject = (v: unknown): v is Record<string, any> => typeof v === "object" && v !== null && !Array.isArray(v);
-const bidPath = /^\/seatbid\/(\d+)\/bid\/(\d+)(?:\/|$)/;
+/** A path into a bid; group 3 when it points inside the bid's markup (the native response's own issues). */
+const bidPath = /^\/seatbid\/(\d+)\/bid\/(\d+)(?:(\/adm\/)|\/|$)/;
 const seatPath = /^\/seatbid\/(\d+)(?:\/|$)/;
 
 /** Why a bid's nurl or burl may not be called (notice-origins.ts), as a rejection; undefined when both may. */
@@ -299,6 +300,11 @@ export class Exchange {
     if (forbidden !== undefined) return forbidden;
     const tmax = effectiveTmax(request.tmax, this.defaultTmaxMs);
     const context = this.openAuction(request);
+    if (context.slots.size === 0) {
+      // Nothing this exchange buys (an audio-only request, rule imp-media-supported): no bidder is called.
+      this.counters.noBid++;
+      return { status: 204 };
+    }
 
     let output: OperationOutput;
     if (bidderBudget(tmax, performance.now() - startedAt) < SHED_BELOW_MS) {
@@ -336,11 +342,13 @@ export class Exchange {
     const slots = new Map<string, Slot>();
     const increments: FactIncrement[] = [];
     for (const imp of request.imp) {
+      const rules = impRules(imp);
+      if (rules.kinds.length === 0) continue;
       const adFormat = adFormatOf(imp);
       const placement = imp.tagid ?? "";
       const supplyKey: SupplyKey = { date_hour: dateHour, publisher_id: dims.publisher_id, app_bundle_id: dims.app_bundle_id, placement_id: placement, ad_format: adFormat, platform: dims.platform, country: dims.country };
       const supplyId = this.facts.supplyId(supplyKey);
-      slots.set(imp.id, { imp, rules: impRules(imp), adFormat, placement, candidates: [], supplyKey, supplyId, demand: new Map() });
+      slots.set(imp.id, { imp, rules, adFormat, placement, candidates: [], supplyKey, supplyId, demand: new Map() });
       this.counters.impsOffered++;
       increments.push({ side: "supply", key: supplyKey, id: supplyId, counts: REQUEST });
     }
@@ -354,6 +362,8 @@ export class Exchange {
    */
   private fanOut(context: AuctionContext, tmax: number, startedAt: number): Promise<void> {
     const { request } = context;
+    // The imps the exchange buys (imps offering only audio are left out).
+    const offered = context.slots.size === request.imp.length ? request.imp : [...context.slots.values()].map((slot) => slot.imp);
     const sentAt = performance.now();
     const budget = bidderBudget(tmax, sentAt - startedAt);
     const onBidderCall = this.options.onBidderCall;
@@ -369,7 +379,7 @@ export class Exchange {
         resolve();
       };
       for (const bidder of this.bidders) {
-        const imps = bidder.formats ? request.imp.filter((imp) => adFormatsOffered(imp).some((f) => bidder.formats!.has(f))) : request.imp;
+        const imps = bidder.formats ? offered.filter((imp) => adFormatsOffered(imp).some((f) => bidder.formats!.has(f))) : offered;
         if (imps.length === 0) continue;
         // An open circuit skips the bidder (counted in stats().circuits), half-open lets one probe through.
         if (bidder.breaker !== undefined && !bidder.breaker.allow()) continue;
@@ -459,21 +469,23 @@ export class Exchange {
     }
 
     // Validation problems are attributed to the bid, seat or response their path points into.
-    const validation = validateBidResponse(response, sent, { lenient: this.lenient });
+    const validation = validateBidResponse(response, sent, { lenient: this.lenient, recommended: false });
     let responseProblem: Rejection | undefined;
     const seatProblems = new Map<string, Rejection>();
     const bidProblems = new Map<string, Rejection>();
     for (const error of validation.errors) {
       const detail = `${error.path || "/"}: ${error.message} [${error.rule}]`;
+      // The reason the spec gives the rule (auction-rejections rules); a problem inside the markup is a mismatch.
       const inBid = bidPath.exec(error.path);
+      const reason: AuctionRejection = inBid?.[3] !== undefined ? "markup-mismatch" : (auctionRejectionOfRule[error.rule] ?? "invalid-response");
       const inSeat = inBid ? undefined : seatPath.exec(error.path);
       if (inBid) {
         const key = `${inBid[1]}/${inBid[2]}`;
-        if (!bidProblems.has(key)) bidProblems.set(key, { reason: error.rule === "bid-impid-exists" ? "unknown-imp" : "invalid-response", detail });
+        if (!bidProblems.has(key)) bidProblems.set(key, { reason, detail });
       } else if (inSeat) {
         if (!seatProblems.has(inSeat[1])) seatProblems.set(inSeat[1], { reason: "invalid-response", detail });
-      } else if (error.rule === "response-cur-allowed") {
-        responseProblem ??= { reason: "currency-not-allowed", detail };
+      } else if (reason !== "invalid-response") {
+        responseProblem ??= { reason, detail };
       } else if (responseProblem?.reason !== "invalid-response") {
         responseProblem = { reason: "invalid-response", detail };
       }
@@ -482,7 +494,6 @@ export class Exchange {
     const currency = typeof response.cur === "string" ? response.cur : "USD";
     const responseBidId = typeof response.bidid === "string" ? response.bidid : undefined;
     const seatbids: unknown[] = Array.isArray(response.seatbid) ? response.seatbid : [];
-    const bidIds = new Set<string>();
     const answeredImps = new Set<string>();
     let bidsSeen = 0;
     seatbids.forEach((seat, s) => {
@@ -494,8 +505,6 @@ export class Exchange {
         let problem = responseProblem ?? seatProblems.get(String(s)) ?? bidProblems.get(`${s}/${b}`);
         if (problem === undefined && !isObject(bid)) problem = { reason: "invalid-response", detail: "bid is not an object" };
         const valid = bid as Bid;
-        if (problem === undefined && bidIds.has(valid.id)) problem = { reason: "duplicate-bid", detail: `bid id ${JSON.stringify(valid.id)} repeats` };
-        if (isObject(bid) && typeof bid.id === "string") bidIds.add(bid.id);
         const slot = problem === undefined ? context.slots.get(valid.impid) : undefined;
         if (problem === undefined && slot === undefined) problem = { reason: "unknown-imp", detail: `impid ${JSON.stringify(valid.impid)} names no imp` };
         const priceMicros = problem === undefined ? toMicros(valid.price) : 0;

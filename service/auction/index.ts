@@ -63,6 +63,8 @@ export function registerExchange(app: FastifyInstance, options: ExchangeOptions)
     });
     await scope.register(exchangePlugin, {
       lenient: options.lenient === true,
+      // Most real requests lack some recommended field: those warnings would cost every auction.
+      recommended: false,
       parseJson: parseBidRequestBody, // bidders get the caller's own text, tmax rewritten (forward.ts)
       handlers: {
         auction: (input) => exchange.auction(input, startedAt.get(input.request), accounts.get(input.request)),

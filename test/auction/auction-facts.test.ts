@@ -29,7 +29,7 @@ test("facts match the auctions' counts and revenue", async () => {
   // Imp 1 banner (placement-1), imp 2 rewarded video (no tagid), iOS in FRA, app com.example.game, publisher pub-1.
   const request = () => {
     const r = bannerRequest({ device: { os: "iOS", geo: { country: "FRA" } } });
-    r.imp.push({ id: "2", video: { mimes: ["video/mp4"], ext: { rewarded: 1 } } });
+    r.imp.push({ id: "2", video: { mimes: ["video/mp4"], protocols: [2, 3], ext: { rewarded: 1 } } });
     return r;
   };
   // dsp-a bids 2.00 on imp 1 and 3.00 on imp 2 (VAST); dsp-b (banner only) bids 1.50 on imp 1

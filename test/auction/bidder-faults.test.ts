@@ -121,7 +121,7 @@ describe("bidder faults are no-bids, never errors to the caller", () => {
   });
 
   test("not HTTP at all", async () => {
-    const res = await ex.auction(bannerRequest({}, { banner: undefined, video: { mimes: ["video/mp4"] } }));
+    const res = await ex.auction(bannerRequest({}, { banner: undefined, video: { mimes: ["video/mp4"], protocols: [2, 3] } }));
     expect(res.status).toBe(204);
     const notHttp = faults("not-http");
     expect((notHttp["malformed-response"] ?? 0) + (notHttp["connection-error"] ?? 0)).toBeGreaterThanOrEqual(1);

@@ -144,7 +144,7 @@ describe("blocking rules", () => {
 
   test("battr of the video blocks a creative attribute", async () => {
     v.behave((r) => ({ body: answer(r, [bid(3, { adm: VAST, attr: [16] }), bid(2, { adm: VAST })]) }));
-    const res = await ex.auction(bannerRequest({}, { banner: undefined, video: { mimes: ["video/mp4"], battr: [16] } }));
+    const res = await ex.auction(bannerRequest({}, { banner: undefined, video: { mimes: ["video/mp4"], protocols: [2, 3], battr: [16] } }));
     expect(res.body.seatbid[0].bid[0].price).toBe(0.51);
     expect(rejections("dsp-v")["attribute-blocked"]).toBeGreaterThanOrEqual(1);
   });
@@ -220,7 +220,7 @@ describe("markup checks", () => {
   test("video markup must be a VAST document", async () => {
     const before = rejections("dsp-v")["markup-mismatch"] ?? 0;
     v.behave((r) => ({ body: answer(r, [bid(3, { adm: HTML }), bid(2.9, { adm: "<VAST><Ad>" }), bid(2, { adm: VAST })]) }));
-    const res = await ex.auction(bannerRequest({}, { banner: undefined, video: { mimes: ["video/mp4"] } }));
+    const res = await ex.auction(bannerRequest({}, { banner: undefined, video: { mimes: ["video/mp4"], protocols: [2, 3] } }));
     expect(res.body.seatbid[0].bid[0].adm).toBe(VAST);
     expect(rejections("dsp-v")["markup-mismatch"]).toBe(before + 2);
   });
@@ -346,12 +346,27 @@ describe("eligibility and tmax", () => {
     expect(v.requests.length).toBe(before);
 
     const request = bannerRequest();
-    request.imp.push({ id: "2", video: { mimes: ["video/mp4"], ext: { rewarded: 1 } } });
+    request.imp.push({ id: "2", video: { mimes: ["video/mp4"], protocols: [2, 3], ext: { rewarded: 1 } } });
     v.behave((r) => ({ body: answer(r, [bid(2, { impid: "2", adm: VAST })]) }));
     const res = await ex.auction(request);
     expect(v.requests.at(-1).imp.map((imp: any) => imp.id)).toEqual(["2"]);
     expect(a.requests.at(-1).imp.map((imp: any) => imp.id)).toEqual(["1", "2"]);
     expect(res.body.seatbid[0].bid[0]).toMatchObject({ impid: "2", price: 0.01 });
+  });
+
+  test("an imp offering only audio is left out: an audio-only request is 204 without a bidder call, a mixed one auctions the rest", async () => {
+    const calls = a.requests.length + b.requests.length + v.requests.length;
+    const audio = { mimes: ["audio/mp4"], protocols: [9, 10] };
+    const res = await ex.auction(bannerRequest({}, { banner: undefined, audio }));
+    expect(res.status).toBe(204);
+    expect(a.requests.length + b.requests.length + v.requests.length).toBe(calls);
+
+    const mixed = bannerRequest();
+    mixed.imp.push({ id: "2", audio });
+    a.behave((r) => ({ body: answer(r, [bid(2)]) }));
+    const sold = await ex.auction(mixed);
+    expect(a.requests.at(-1).imp.map((imp: any) => imp.id)).toEqual(["1"]);
+    expect(sold.body.seatbid[0].bid[0]).toMatchObject({ impid: "1" });
   });
 
   test("bidders get tmax minus the exchange's margin", async () => {

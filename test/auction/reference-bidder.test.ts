@@ -27,7 +27,7 @@ function request(kind: "banner" | "native" | "video", extra: Record<string, unkn
       ? { banner: { w: 300, h: 250 } }
       : kind === "native"
         ? { banner: undefined, native: { request: nativeRequest, ver: "1.2" } }
-        : { banner: undefined, video: { mimes: ["video/mp4"], minduration: 5, maxduration: 30, w: 640, h: 480, companionad: [{ w: 300, h: 250 }] } };
+        : { banner: undefined, video: { mimes: ["video/mp4"], protocols: [2, 3], minduration: 5, maxduration: 30, w: 640, h: 480, companionad: [{ w: 300, h: 250 }] } };
   return bannerRequest(extra, { bidfloor: 0, ...imp });
 }
 
