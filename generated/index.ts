@@ -11,6 +11,7 @@ export * from "./codelists/index.js";
 export * from "./errors/index.js";
 export * from "./macros/index.js";
 export * from "./config/index.js";
+export { reportLimits, reportModel, type Dimension, type Metric, type FilterName, type Side, type SupplyDimension, type DemandDimension } from "./reports/model.js";
 export type {
   App,
   Audio,

@@ -11,6 +11,7 @@ import { emitDocuments } from "./emit/documents.js";
 import { emitErrors } from "./emit/errors.js";
 import { emitConfig } from "./emit/config.js";
 import { emitIndex } from "./emit/index.js";
+import { emitReports } from "./emit/reports.js";
 import { emitStubs } from "./emit/stubs.js";
 import { emitTypes } from "./emit/types.js";
 import { emitValidators } from "./emit/validators.js";
@@ -34,6 +35,7 @@ export const emitters: readonly Emitter[] = [
   { name: "codelists", dir: "codelists", emit: emitCodelists },
   { name: "errors", dir: "errors", emit: emitErrors },
   { name: "config", dir: "config", emit: emitConfig },
+  { name: "reports", dir: "reports", emit: emitReports },
   { name: "stubs", dir: "stubs", emit: emitStubs },
   { name: "client", dir: "client", emit: emitClient },
   { name: "index", dir: "", emit: emitIndex },

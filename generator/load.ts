@@ -2,10 +2,12 @@
  * Pass 1: read spec/ from disk and check it. Every problem is collected with its file and
  * path, then reported at once, so one run shows everything that is wrong.
  */
+import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { parse as parseYaml } from "yaml";
+import { loadMetaCheck, type MetaCheck } from "./meta.js";
 
 export interface LoadedFile<T> {
   /** File name relative to its folder, e.g. `imp.yaml`. */
@@ -23,6 +25,8 @@ export interface LoadedSpec {
   codelists: LoadedFile<Record<string, any>>[];
   openapi: (LoadedFile<Record<string, any>> & { bundled: Record<string, any> })[];
   errors: LoadedFile<Record<string, any>>;
+  /** spec/report-model.yaml, when the spec has report interfaces. */
+  reportModel?: LoadedFile<Record<string, any>>;
 }
 
 /** All problems of a spec, thrown once. */
@@ -59,6 +63,11 @@ export async function loadSpec(specDir: string): Promise<LoadedSpec> {
   };
   const [schemas, codelists, openapiFiles] = await Promise.all([load("schemas"), load("codelists"), load("openapi")]);
   const errors = await readYaml(specDir, "", "errors.yaml", problems);
+  const reportModel = existsSync(join(specDir, "report-model.yaml")) ? await readYaml(specDir, "", "report-model.yaml", problems) : undefined;
+  // The meta-files' shapes first: the checks below and the model read them as their schemas say.
+  const checkMeta = await loadMetaCheck(specDir);
+  if (errors) checkMeta("errors", errors.specPath, errors.data, problems);
+  if (reportModel) checkMeta("reportModel", reportModel.specPath, reportModel.data, problems);
 
   for (const schema of schemas) {
     const expectedId = `https://adxkit.dev/schemas/${schema.file}`;
@@ -67,7 +76,7 @@ export async function loadSpec(specDir: string): Promise<LoadedSpec> {
       problems.push(`${schema.specPath}: title must be a PascalCase type name`);
     }
   }
-  for (const list of codelists) checkCodelist(list, problems);
+  for (const list of codelists) checkCodelist(list, checkMeta, problems);
 
   // swagger-parser validates against the OpenAPI 3.1 schema and resolves the relative $refs into spec/schemas.
   const openapi = [];
@@ -83,7 +92,7 @@ export async function loadSpec(specDir: string): Promise<LoadedSpec> {
   }
   const examples = await loadExamples(specDir, problems);
   if (problems.length) throw new SpecError(problems);
-  return { examples, schemas, codelists, openapi, errors: errors! };
+  return { examples, schemas, codelists, openapi, errors: errors!, ...(reportModel ? { reportModel } : {}) };
 }
 
 async function loadExamples(specDir: string, problems: string[]): Promise<LoadedFile<unknown>[]> {
@@ -109,26 +118,18 @@ async function loadExamples(specDir: string, problems: string[]): Promise<Loaded
   return out;
 }
 
-function checkCodelist(list: LoadedFile<any>, problems: string[]): void {
-  const where = list.specPath;
-  const data = list.data ?? {};
-  if (!/^[A-Z][A-Za-z0-9]*$/.test(data.name ?? "")) problems.push(`${where}: name must be PascalCase`);
-  if (data.type !== "integer" && data.type !== "string") problems.push(`${where}: type must be integer or string`);
-  if (!Array.isArray(data.values) || data.values.length === 0) {
-    problems.push(`${where}: values must be a non-empty list`);
-    return;
-  }
+/** A code list's shape is its meta-schema's; what a schema cannot say (unique codes and keys) is checked here. */
+function checkCodelist(list: LoadedFile<any>, checkMeta: MetaCheck, problems: string[]): void {
+  const before = problems.length;
+  checkMeta("codelist", list.specPath, list.data, problems);
+  if (problems.length > before) return;
   const codes = new Set<unknown>();
   const keys = new Set<string>();
-  data.values.forEach((value: any, index: number) => {
-    const at = `${where}: values[${index}]`;
-    if (data.type === "integer" ? !Number.isInteger(value?.code) : typeof value?.code !== "string") problems.push(`${at}: code must be ${data.type}`);
-    if (typeof value?.label !== "string") problems.push(`${at}: label must be a string`);
-    if (!/^[A-Z][A-Za-z0-9_]*$/.test(value?.key ?? "")) problems.push(`${at}: key ${JSON.stringify(value?.key)} must start with a capital letter`);
-    if (codes.has(value?.code)) problems.push(`${at}: duplicate code ${value.code}`);
-    if (keys.has(value?.key)) problems.push(`${at}: duplicate key ${value.key}`);
-    codes.add(value?.code);
-    keys.add(value?.key);
+  list.data.values.forEach((value: any, index: number) => {
+    const at = `${list.specPath}: /values/${index}`;
+    if (codes.has(value.code)) problems.push(`${at}: duplicate code ${value.code}`);
+    if (keys.has(value.key)) problems.push(`${at}: duplicate key ${value.key}`);
+    codes.add(value.code);
+    keys.add(value.key);
   });
-  if (basename(list.file, ".yaml") !== list.file.replace(/\.yaml$/, "")) problems.push(`${where}: bad file name`);
 }

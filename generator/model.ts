@@ -6,6 +6,11 @@ import { createHash } from "node:crypto";
 import { SpecError, type LoadedSpec } from "./load.js";
 import { implementedRules, rules as ruleImplementations } from "@adxkit/bindings/runtime";
 import { basesOf, mergeFields, ownFields, type FieldModel, type SchemaIndex } from "./fields.js";
+import { expandQueryParameters } from "./query-parameters.js";
+import { buildReportModel, type ReportModel } from "./report-model.js";
+import { expandReportSchemas } from "./report-schemas.js";
+
+export type * from "./report-model.js";
 
 import { componentize, componentsOf, operationsOf, serversOf, type ComponentModel, type OperationModel, type ServerModel } from "./operations.js";
 
@@ -104,19 +109,8 @@ export interface NamedRuleModel {
   message?: string;
 }
 
-export interface ReportLimitsModel {
-  limitDefault: number;
-  limitMax: number;
-  defaultMetrics: string[];
-  maxRangeMonths: number;
-  legacyEarliestStart: string;
-  /** Longest identifier the report store keeps; the maxLength of every field marked `x-max-length: max-id-length`. */
-  maxIdLength: number;
-}
-
 export interface ErrorsModel {
   reportStatus: ReportStatusModel[];
-  reportLimits: ReportLimitsModel;
   precedence: number[];
   validationRules: { id: string; description: string; keywords: string[]; severity: "error" | "warning" }[];
   namedRules: NamedRuleModel[];
@@ -216,6 +210,8 @@ export interface Model {
   validators: ValidatorModel[];
   errors: ErrorsModel;
   apis: ApiModel[];
+  /** The report model (spec/report-model.yaml), when the spec has report interfaces. */
+  reports?: ReportModel;
   /** Raw spec files, for the downloadable copies in the docs site. */
   sources: { specPath: string; text: string }[];
   /** Hash of every spec file, recorded in the manifest. */
@@ -248,16 +244,22 @@ export function buildModel(spec: LoadedSpec): Model {
     };
   });
   const codelistIds = new Set(codelists.map((c) => c.id));
+  const reports = spec.reportModel ? buildReportModel(spec.reportModel.data, codelistIds, problems) : undefined;
+  // The expansions below read the report model's names: stop here when they are not all declared.
+  if (problems.length) throw new SpecError(problems);
+  const schemaFiles = expandReportSchemas(spec.schemas, reports, problems);
+  const openapiFiles = expandQueryParameters(spec.openapi, schemaFiles, problems);
   const errors = buildErrors(spec.errors.data, problems);
   const namedRules = new Map(errors.namedRules.map((r) => [r.id, r]));
   for (const rejection of errors.auctionRejections) {
     for (const rule of rejection.rules) if (!namedRules.has(rule)) problems.push(`errors.yaml: auction-rejections ${rejection.id} names rule ${rule}, which validation-rules does not declare`);
   }
-  const limits: Record<string, unknown> = spec.errors.data?.["report-limits"] ?? {};
+  // x-max-length names a limit of the report model (spec/report-model.yaml limits).
+  const limits: Record<string, unknown> = spec.reportModel?.data?.limits ?? {};
 
-  const byFile = new Map(spec.schemas.map((s) => [s.file, s]));
-  const index = schemaIndex(spec.schemas.map((s) => ({ id: kebab(s.file), title: s.data?.title })));
-  const schemas = spec.schemas.map((file): SchemaModel => {
+  const byFile = new Map(schemaFiles.map((s) => [s.file, s]));
+  const index = schemaIndex(schemaFiles.map((s) => ({ id: kebab(s.file), title: s.data?.title })));
+  const schemas = schemaFiles.map((file): SchemaModel => {
     const schema = file.data;
     const where = file.specPath;
     walkSchema(schema, (node, at) => {
@@ -273,11 +275,11 @@ export function buildModel(spec: LoadedSpec): Model {
       if (node["x-rule"] !== undefined && !namedRules.has(node["x-rule"])) {
         problems.push(`${where}${at}: x-rule ${node["x-rule"]} is not declared in errors.yaml validation-rules.named`);
       }
-      // x-max-length names a limit of errors.yaml report-limits: that number becomes the field's
+      // x-max-length names a limit of report-model.yaml limits: that number becomes the field's
       // maxLength here, before any emitter reads the schema (validators, types, docs).
       if (node["x-max-length"] !== undefined) {
         const limit = limits[node["x-max-length"]];
-        if (!Number.isInteger(limit)) problems.push(`${where}${at}: x-max-length ${node["x-max-length"]} names no integer of errors.yaml report-limits`);
+        if (!Number.isInteger(limit)) problems.push(`${where}${at}: x-max-length ${node["x-max-length"]} names no integer of report-model.yaml limits`);
         else if (node.maxLength !== undefined) problems.push(`${where}${at}: x-max-length and maxLength together; write only x-max-length`);
         else node.maxLength = limit;
       }
@@ -305,7 +307,7 @@ export function buildModel(spec: LoadedSpec): Model {
 
   resolveFields(schemas, index);
 
-  const schemaIds = new Set(spec.schemas.map((s) => kebab(s.file)));
+  const schemaIds = new Set(schemaFiles.map((s) => kebab(s.file)));
   for (const e of spec.examples) {
     const folder = e.specPath.split("/")[1];
     if (!schemaIds.has(folder)) problems.push(`${e.specPath}: examples/${folder}/ names no schema of spec/schemas/`);
@@ -320,13 +322,6 @@ export function buildModel(spec: LoadedSpec): Model {
         problems.push(`${s.specPath}: rule ${rule.id} has no implementation in runtime/rules.ts and no x-rule keyword`);
       }
     }
-  }
-
-  // The report limit lives in two places a reader expects it (the request schema, errors.yaml
-  // report-limits); refuse a spec where they disagree.
-  const limit = schemas.find((s) => s.id === "report-request")?.schema.properties?.limit;
-  if (limit && (limit.maximum !== errors.reportLimits.limitMax || limit.default !== errors.reportLimits.limitDefault)) {
-    problems.push("schemas/report-request.yaml: limit maximum/default disagree with errors.yaml report-limits");
   }
 
   const validators = schemas
@@ -358,7 +353,7 @@ export function buildModel(spec: LoadedSpec): Model {
     })
     .sort((a, b) => a.kind.localeCompare(b.kind));
 
-  const apis = spec.openapi.map((file): ApiModel => {
+  const apis = openapiFiles.map((file): ApiModel => {
     const doc = componentize(file.data, schemas);
     const title: string = doc.info?.title ?? file.file;
     const letter = /\(([A-Z])\)\s*$/.exec(title)?.[1];
@@ -379,7 +374,7 @@ export function buildModel(spec: LoadedSpec): Model {
     };
   });
 
-  const macros: MacroModel[] = spec.openapi.flatMap((file) => macrosOf(file.data));
+  const macros: MacroModel[] = openapiFiles.flatMap((file) => macrosOf(file.data));
   for (const m of macros) {
     if (!/^\$\{[A-Z_]+\}$/.test(m.macro ?? "") || typeof m.field !== "string" || typeof m.source !== "string") {
       problems.push(`openapi: x-macros entry ${JSON.stringify(m)} needs macro \${NAME}, field and source`);
@@ -415,12 +410,12 @@ export function buildModel(spec: LoadedSpec): Model {
   const secretParameters = { query: secretNames("query"), header: secretNames("header") };
   const serveOptions = serveOptionsOf(schemas.find((s) => s.id === "serve-options"), problems);
   if (problems.length) throw new SpecError(problems);
-  const sources = [...spec.schemas, ...spec.codelists, ...spec.openapi, spec.errors, ...spec.examples]
+  const sources = [...spec.schemas, ...spec.codelists, ...spec.openapi, spec.errors, ...(spec.reportModel ? [spec.reportModel] : []), ...spec.examples]
     .map((f) => ({ specPath: f.specPath, text: f.text }))
     .sort((a, b) => a.specPath.localeCompare(b.specPath));
   const hash = createHash("sha256");
   for (const source of sources) hash.update(source.specPath).update("\0").update(source.text).update("\0");
-  return { macros, secretParameters, auctionRules, serveOptions, codelists, schemas, validators, errors, apis, sources, specHash: hash.digest("hex") };
+  return { macros, secretParameters, auctionRules, serveOptions, codelists, schemas, validators, errors, apis, ...(reports ? { reports } : {}), sources, specHash: hash.digest("hex") };
 }
 
 /** The options table of spec/schemas/serve-options.yaml; every option needs a flag or, for a secret, a variable. */
@@ -476,10 +471,6 @@ function buildErrors(data: any, problems: string[]): ErrorsModel {
   if (reportStatus.length === 0) problems.push("errors.yaml: report-status is empty");
   // validation-rules holds both the keyword kinds (with `keywords`) and the named rules (with `severity`).
   const rules: any[] = data?.["validation-rules"] ?? [];
-  const limits = data?.["report-limits"] ?? {};
-  for (const key of ["limit-default", "limit-max", "default-metrics", "max-range-months", "legacy-earliest-start", "max-id-length"]) {
-    if (limits[key] === undefined) problems.push(`errors.yaml: report-limits.${key} is missing`);
-  }
   const namedRules: NamedRuleModel[] = rules
     .filter((r) => !Array.isArray(r.keywords))
     .map((r) => ({
@@ -491,14 +482,6 @@ function buildErrors(data: any, problems: string[]): ErrorsModel {
     }));
   return {
     reportStatus,
-    reportLimits: {
-      limitDefault: limits["limit-default"],
-      limitMax: limits["limit-max"],
-      defaultMetrics: limits["default-metrics"],
-      maxRangeMonths: limits["max-range-months"],
-      legacyEarliestStart: limits["legacy-earliest-start"],
-      maxIdLength: limits["max-id-length"],
-    },
     precedence: data?.["report-status-precedence"] ?? [],
     validationRules: rules
       .filter((r) => Array.isArray(r.keywords))

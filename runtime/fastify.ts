@@ -65,23 +65,53 @@ export function installJsonParser(app: FastifyInstance, parse: (text: string) =>
 
 const integerText = /^-?\d{1,15}$/;
 
+/** A query key as written: `name`, `name[]` or `name[3]` (what axios and qs send). */
+const queryKey = /^([^[\]]+)(?:\[(\d{0,9})\])?$/;
+
+/** A query string assembled into a payload, and the parameters it named that the operation does not have. */
+export interface QueryPayload {
+  payload: Record<string, unknown>;
+  unknown: string[];
+}
+
 /**
- * Builds the payload of a GET operation from its query string: `metrics[]` fills `metrics`,
+ * Builds the payload of a GET operation from its query string. An array parameter may be written
+ * `metrics[]=a&metrics[]=b`, `metrics[0]=a&metrics[1]=b` (in index order) or `metrics=a&metrics=b`;
  * integers are parsed from plain decimal text only (anything else stays a string and fails
- * validation), and a repeated scalar parameter stays an array (and fails validation).
+ * validation), and a repeated scalar parameter stays an array (and fails validation). Any other
+ * name is listed in `unknown`, the credentials aside.
  */
-export function queryPayload(query: Record<string, unknown>, parameters: readonly QueryParameter[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+export function queryPayload(query: Record<string, unknown>, parameters: readonly QueryParameter[]): QueryPayload {
+  const payload: Record<string, unknown> = {};
+  const unknown: string[] = [];
   const toValue = (text: unknown, integer: boolean) =>
     integer && typeof text === "string" && integerText.test(text) ? Number(text) : text;
-  for (const p of parameters) {
-    if (p.field === "x-userid" || p.field === "x-authorization") continue;
-    const raw = query[p.name] ?? (p.array ? query[p.field] : undefined);
-    if (raw === undefined) continue;
-    if (p.array) out[p.field] = (Array.isArray(raw) ? raw : [raw]).map((v) => toValue(v, p.integer));
-    else out[p.field] = Array.isArray(raw) ? raw.map((v) => toValue(v, p.integer)) : toValue(raw, p.integer);
+  const byField = new Map(parameters.map((p) => [p.field, p]));
+  const arrays = new Map<string, { plain: unknown[]; indexed: [number, unknown[]][] }>();
+  for (const [key, raw] of Object.entries(query)) {
+    const match = queryKey.exec(key);
+    const parameter = match ? byField.get(match[1]) : undefined;
+    if (!match || !parameter || (match[2] !== undefined && !parameter.array)) {
+      unknown.push(key);
+      continue;
+    }
+    if (parameter.field === "x-userid" || parameter.field === "x-authorization") continue;
+    const values = Array.isArray(raw) ? raw : [raw];
+    if (!parameter.array) {
+      payload[parameter.field] = Array.isArray(raw) ? raw.map((v) => toValue(v, parameter.integer)) : toValue(raw, parameter.integer);
+      continue;
+    }
+    let collected = arrays.get(parameter.field);
+    if (!collected) arrays.set(parameter.field, (collected = { plain: [], indexed: [] }));
+    if (match[2]) collected.indexed.push([Number(match[2]), values]);
+    else collected.plain.push(...values);
   }
-  return out;
+  for (const [field, { plain, indexed }] of arrays) {
+    const integer = byField.get(field)!.integer;
+    indexed.sort((a, b) => a[0] - b[0]);
+    payload[field] = [...plain, ...indexed.flatMap(([, values]) => values)].map((v) => toValue(v, integer));
+  }
+  return { payload, unknown };
 }
 
 const first = (value: unknown): string | undefined =>
@@ -109,7 +139,16 @@ export async function handleOperation(
       payload = body;
     }
   } else if (definition.payload === "query") {
-    payload = queryPayload(query, definition.parameters);
+    const assembled = queryPayload(query, definition.parameters);
+    payload = assembled.payload;
+    // A validated query payload names its parameters: any other is an error, not silently ignored.
+    if (definition.kind !== undefined && assembled.unknown.length > 0) {
+      validation = {
+        valid: false,
+        errors: assembled.unknown.map((name) => ({ path: "", rule: "unknown-parameter", message: `unknown parameter ${JSON.stringify(name)}` })),
+        warnings: [],
+      };
+    }
   }
   if (validation.valid && validator) validation = validator(payload, undefined, options);
   const source = definition.credentialsIn === "query" ? query : definition.credentialsIn === "header" ? request.headers : {};

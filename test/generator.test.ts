@@ -232,7 +232,7 @@ describe("spec errors", () => {
     for (const problem of problems) expect((error as SpecError).message).toContain(problem);
   });
 
-  it("x-max-length must name an integer of report-limits and stand without its own maxLength", async () => {
+  it("x-max-length must name an integer of the report model's limits and stand without its own maxLength", async () => {
     const root = tempDir("spec-max-length");
     cpSync(TINY_SPEC, root, { recursive: true });
     const widget = join(root, "schemas", "widget.yaml");
@@ -244,7 +244,7 @@ describe("spec errors", () => {
     );
     expect(error).toBeInstanceOf(SpecError);
     expect((error as SpecError).problems).toEqual([
-      "schemas/widget.yaml/properties/id: x-max-length max-name-length names no integer of errors.yaml report-limits",
+      "schemas/widget.yaml/properties/id: x-max-length max-name-length names no integer of report-model.yaml limits",
       "schemas/widget.yaml/properties/made: x-max-length and maxLength together; write only x-max-length",
     ]);
   });

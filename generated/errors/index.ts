@@ -89,18 +89,6 @@ export const ReportStatusCode = {
 } as const;
 export type ReportStatusCode = (typeof ReportStatusCode)[keyof typeof ReportStatusCode];
 
-/** Limits of the report interfaces (interface document part 8). */
-export const reportLimits = {
-  "limitDefault": 10000,
-  "limitMax": 50000,
-  "defaultMetrics": [
-    "revenue"
-  ],
-  "maxRangeMonths": 1,
-  "legacyEarliestStart": "2020-03-02T00:00:00",
-  "maxIdLength": 512
-} as const;
-
 /** When several problems apply to one report request, the first code in this order is answered. */
 export const reportStatusPrecedence: readonly number[] = [-3,-2,-4,-5];
 
@@ -476,7 +464,15 @@ export const namedRules: readonly { id: string; description: string; severity: "
   },
   {
     "id": "filter-not-offered",
-    "description": "A report request uses a filter the interface does not offer (A offers only ad_format; B offers ad_format, platform, placement_id, app_bundle_id and country). Answered with -2.",
+    "description": "A report request uses a filter its interface does not offer (spec/report-model.yaml, sides: filters). Answered with -2.",
+    "severity": "error",
+    "appliesTo": [
+      "report-request"
+    ]
+  },
+  {
+    "id": "unknown-parameter",
+    "description": "A report request in the query string (GET on A) names a parameter the operation does not have: answered with -2 naming it, instead of ignoring it (a typo such as metric[] would otherwise give the default report). Arrays may be written name[]=, name[0]= or repeated name=.",
     "severity": "error",
     "appliesTo": [
       "report-request"

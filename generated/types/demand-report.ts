@@ -12,7 +12,7 @@ export interface paths {
         };
         /**
          * Demand report, parameters in the query string
-         * @description Same report as the POST form. Arrays are written with a bracket suffix and repeated per element (`metrics[]=revenue&metrics[]=impression`); credentials travel as the query parameters x-userid and x-authorization. The query is assembled into a DemandReportRequest (integers parsed from their decimal text, nothing else coerced) and validated like a POST body.
+         * @description Same report as the POST form. Arrays are written with a bracket suffix and repeated per element (`metrics[]=revenue&metrics[]=impression`); credentials travel as the query parameters x-userid and x-authorization. The query is assembled into a DemandReportRequest (integers parsed from their decimal text, nothing else coerced) and validated like a POST body. The parameters are those of DemandReportRequest.
          */
         get: operations["getDemandReport"];
         put?: never;
@@ -30,7 +30,7 @@ export interface components {
     schemas: {
         /**
          * DemandReportRequest
-         * @description Report request of the demand report interface A (GET and POST /api/report/demand_report_v2; interface document 2.1 and 4.1). ReportRequest narrowed to A: dimensions only date, date_hour, platform, ad_format; only ad_format is available as a filter.
+         * @description Report request of the demand report interface A (GET and POST /api/report/demand_report_v2; interface document 2.1 and 4.1): ReportRequest narrowed to the dimensions and filters A offers (spec/report-model.yaml, sides.demand).
          */
         DemandReportRequest: components["schemas"]["ReportRequest"];
         /**
@@ -112,7 +112,7 @@ export interface components {
              *     ]
              */
             metrics?: ("revenue" | "request" | "response" | "impression" | "fill_rate" | "render_rate" | "ecpm")[];
-            /** @description Fields rows are grouped by; none by default (one row over the whole range). A: date, date_hour, platform, ad_format. B: date, date_hour, app_bundle_id, ad_format, platform, country, placement_id, publisher_id. Dimension placement_id and dimension publisher_id are available only to specific types of publishers; eligibility is confirmed with the account manager before use. */
+            /** @description Fields rows are grouped by; none by default (one row over the whole range). Each interface offers its own (DemandReportRequest, SupplyReportRequest). Dimension placement_id and dimension publisher_id are available only to specific types of publishers; eligibility is confirmed with the account manager before use. */
             dimensions?: ("date" | "date_hour" | "app_bundle_id" | "ad_format" | "platform" | "country" | "placement_id" | "publisher_id")[];
             /**
              * Format: report-time
@@ -156,17 +156,17 @@ export interface operations {
                 "x-userid"?: string;
                 /** @description Secret credential of the account. */
                 "x-authorization"?: string;
-                /** @description First hour included, YYYY-MM-DDThh:mm:ss, UTC. */
+                /** @description Start of the time range, YYYY-MM-DDThh:mm:ss (UTC). */
                 start: string;
-                /** @description Last hour included, YYYY-MM-DDThh:mm:ss, UTC. */
+                /** @description End of the time range, YYYY-MM-DDThh:mm:ss (UTC). A range from start to end of more than one month is answered with status.code -4 (date range more than one month.). */
                 end: string;
-                /** @description Maximum number of rows. */
+                /** @description Maximum number of rows; maximum value 50000. */
                 limit?: number;
-                /** @description Metrics to return; default revenue. */
+                /** @description Metrics to return in each row. */
                 "metrics[]"?: ("revenue" | "request" | "response" | "impression" | "fill_rate" | "render_rate" | "ecpm")[];
-                /** @description Dimensions to group by; none gives one total row. */
+                /** @description Fields rows are grouped by; A offers date, date_hour, platform, ad_format. */
                 "dimensions[]"?: ("date" | "date_hour" | "platform" | "ad_format")[];
-                /** @description Ad format filter: 1 Banner, 2 Native, 3 Video, 4 Rewarded Video. */
+                /** @description Filter: 1 = Banner, 2 = Native, 3 = Video, 4 = Rewarded Video; a row is returned only for values listed. */
                 "ad_format[]"?: number[];
             };
             header?: never;

@@ -685,9 +685,31 @@ ext?: Ext
 }
 
 /**
- * Report request of the demand report interface A (GET and POST /api/report/demand_report_v2; interface document 2.1 and 4.1). ReportRequest narrowed to A: dimensions only date, date_hour, platform, ad_format; only ad_format is available as a filter.
+ * Report request of the demand report interface A (GET and POST /api/report/demand_report_v2; interface document 2.1 and 4.1): ReportRequest narrowed to the dimensions and filters A offers (spec/report-model.yaml, sides.demand).
  */
-export type DemandReportRequest = ReportRequest
+export type DemandReportRequest = (ReportRequest & {
+/**
+ * Fields rows are grouped by; A offers date, date_hour, platform, ad_format.
+ */
+dimensions?: ("date" | "date_hour" | "platform" | "ad_format")[]
+/**
+ * Not offered by A (only ad_format is available as a filter).
+ */
+platform?: never
+/**
+ * Not offered by A (only ad_format is available as a filter).
+ */
+placement_id?: never
+/**
+ * Not offered by A (only ad_format is available as a filter).
+ */
+app_bundle_id?: never
+/**
+ * Not offered by A (only ad_format is available as a filter).
+ */
+country?: never
+[k: string]: unknown
+})
 
 /**
  * The report envelope of interface A with its rows: on success data is { total, data: [DemandReportRow] }; on an error data is null.
@@ -1540,7 +1562,7 @@ export interface ReportRequest {
  */
 metrics?: ("revenue" | "request" | "response" | "impression" | "fill_rate" | "render_rate" | "ecpm")[]
 /**
- * Fields rows are grouped by; none by default (one row over the whole range). A: date, date_hour, platform, ad_format. B: date, date_hour, app_bundle_id, ad_format, platform, country, placement_id, publisher_id. Dimension placement_id and dimension publisher_id are available only to specific types of publishers; eligibility is confirmed with the account manager before use.
+ * Fields rows are grouped by; none by default (one row over the whole range). Each interface offers its own (DemandReportRequest, SupplyReportRequest). Dimension placement_id and dimension publisher_id are available only to specific types of publishers; eligibility is confirmed with the account manager before use.
  */
 dimensions?: ("date" | "date_hour" | "app_bundle_id" | "ad_format" | "platform" | "country" | "placement_id" | "publisher_id")[]
 /**
@@ -1775,7 +1797,7 @@ ext?: Ext
 }
 
 /**
- * Report request of the supply (SSP) report interface B (POST /api/report/v1; interface document 2.1 and 4.2). B offers every field of ReportRequest: all eight dimensions and the filters ad_format, platform, placement_id, app_bundle_id and country. For an old account, a start not after March 1st, 2020 is answered with status.code -5 (account-dependent, not a schema rule).
+ * Report request of the supply (SSP) report interface B (POST /api/report/v1; interface document 2.1 and 4.2): ReportRequest narrowed to the dimensions and filters B offers (spec/report-model.yaml, sides.supply). For an old account, a start not after March 1st, 2020 is answered with status.code -5 (account-dependent, not a schema rule).
  */
 export type SupplyReportRequest = ReportRequest
 
@@ -1810,17 +1832,17 @@ date?: string
  */
 date_hour?: string
 /**
- * Platform code.
+ * Bundle identifier of the app.
  */
-platform?: number
+app_bundle_id?: string
 /**
  * Ad format code (1 Banner, 2 Native, 3 Video, 4 Rewarded Video).
  */
 ad_format?: number
 /**
- * Bundle identifier of the app.
+ * Platform code.
  */
-app_bundle_id?: string
+platform?: number
 /**
  * Country code, ISO 3166-1 alpha-3.
  */

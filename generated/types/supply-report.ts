@@ -60,7 +60,7 @@ export interface components {
              *     ]
              */
             metrics?: ("revenue" | "request" | "response" | "impression" | "fill_rate" | "render_rate" | "ecpm")[];
-            /** @description Fields rows are grouped by; none by default (one row over the whole range). A: date, date_hour, platform, ad_format. B: date, date_hour, app_bundle_id, ad_format, platform, country, placement_id, publisher_id. Dimension placement_id and dimension publisher_id are available only to specific types of publishers; eligibility is confirmed with the account manager before use. */
+            /** @description Fields rows are grouped by; none by default (one row over the whole range). Each interface offers its own (DemandReportRequest, SupplyReportRequest). Dimension placement_id and dimension publisher_id are available only to specific types of publishers; eligibility is confirmed with the account manager before use. */
             dimensions?: ("date" | "date_hour" | "app_bundle_id" | "ad_format" | "platform" | "country" | "placement_id" | "publisher_id")[];
             /**
              * Format: report-time
@@ -90,7 +90,7 @@ export interface components {
         };
         /**
          * SupplyReportRequest
-         * @description Report request of the supply (SSP) report interface B (POST /api/report/v1; interface document 2.1 and 4.2). B offers every field of ReportRequest: all eight dimensions and the filters ad_format, platform, placement_id, app_bundle_id and country. For an old account, a start not after March 1st, 2020 is answered with status.code -5 (account-dependent, not a schema rule).
+         * @description Report request of the supply (SSP) report interface B (POST /api/report/v1; interface document 2.1 and 4.2): ReportRequest narrowed to the dimensions and filters B offers (spec/report-model.yaml, sides.supply). For an old account, a start not after March 1st, 2020 is answered with status.code -5 (account-dependent, not a schema rule).
          */
         SupplyReportRequest: components["schemas"]["ReportRequest"];
         /**
@@ -117,12 +117,12 @@ export interface components {
              * @description Hour of the row, YYYY-MM-DDThh:mm:ss (UTC); the start of the hour (mm:ss = 00:00).
              */
             date_hour?: string;
-            /** @description Platform code. */
-            platform?: number;
-            /** @description Ad format code (1 Banner, 2 Native, 3 Video, 4 Rewarded Video). */
-            ad_format?: number;
             /** @description Bundle identifier of the app. */
             app_bundle_id?: string;
+            /** @description Ad format code (1 Banner, 2 Native, 3 Video, 4 Rewarded Video). */
+            ad_format?: number;
+            /** @description Platform code. */
+            platform?: number;
             /**
              * Format: country
              * @description Country code, ISO 3166-1 alpha-3.

@@ -7,5 +7,10 @@ import { pascal } from "../names.js";
 
 export function emitIndex(model: Model, render: Render): GeneratedFile[] {
   const apis = model.apis.map((api) => ({ id: api.id, typePrefix: pascal(api.id) }));
-  return [{ path: "index.ts", contents: render("index/index", { apis, schemaTitles: model.schemas.map((s) => s.title), config: model.serveOptions !== undefined }) }];
+  return [
+    {
+      path: "index.ts",
+      contents: render("index/index", { apis, schemaTitles: model.schemas.map((s) => s.title), config: model.serveOptions !== undefined, hasReports: model.reports !== undefined }),
+    },
+  ];
 }

@@ -13,7 +13,13 @@ function forTypes(node: any, titles: Map<string, string>): any {
   if (Array.isArray(node)) return node.map((n) => forTypes(n, titles));
   if (!node || typeof node !== "object") return node;
   if (typeof node.$ref === "string" && titles.has(node.$ref)) {
-    return { tsType: titles.get(node.$ref), ...(node.description ? { description: node.description } : {}) };
+    const { $ref, properties, ...rest } = node;
+    // Keywords beside a $ref narrow the referenced type (DemandReportRequest narrows ReportRequest):
+    // an intersection keeps both, so a narrowed enum or a forbidden field (never) stays in the type.
+    if (properties !== undefined) {
+      return forTypes({ ...rest, allOf: [{ $ref }, { type: "object", properties }] }, titles);
+    }
+    return { tsType: titles.get($ref), ...(node.description ? { description: node.description } : {}) };
   }
   const out: Record<string, any> = {};
   for (const [key, value] of Object.entries(node)) {

@@ -99,6 +99,25 @@ describe("demand report (A)", () => {
     expect(viaGet.data.data).toEqual([{ date_hour: "2026-10-01T05:00:00", platform: 1, impression: 20, revenue: 0.9 }]);
   });
 
+  it("GET: metrics[]=, metrics[0]= (in index order) and repeated metrics= all work", async () => {
+    const range = `start=${october.start}&end=${october.end}`;
+    const want = [{ impression: 20, revenue: 0.9 }];
+    for (const form of ["metrics[]=impression&metrics[]=revenue", "metrics[1]=revenue&metrics[0]=impression", "metrics=impression&metrics=revenue", "metrics=impression&metrics[]=revenue"]) {
+      const body = await get("demand", `${range}&${form}`);
+      expect(body.status.code, form).toBe(0);
+      expect(body.data.data, form).toEqual(want);
+    }
+  });
+
+  it("GET: an unknown parameter is -2 naming it, not ignored", async () => {
+    const range = `start=${october.start}&end=${october.end}`;
+    for (const [query, name] of [["metric[]=impression", "metric[]"], ["metrics[x]=impression", "metrics[x]"], ["start[]=2026-10-01T00:00:00", "start[]"], ["_=1700000000", "_"]]) {
+      const body = await get("demand", `${range}&${query}`);
+      expect(body.status.code, query).toBe(-2);
+      expect(body.status.detail, query).toContain(`unknown parameter ${JSON.stringify(name)}`);
+    }
+  });
+
   it("GET: a limit that is not an integer is -2 (no coercion beyond decimal text)", async () => {
     expect((await get("demand", `start=${october.start}&end=${october.end}&limit=ten`)).status.code).toBe(-2);
     expect((await get("demand", `start=${october.start}&end=${october.end}&limit=1.5`)).status.code).toBe(-2);
