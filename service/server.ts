@@ -10,6 +10,7 @@ import { buildApp } from "./app.js";
 import { loadBidders, loadBillingKeys, registerExchange, type ExchangeHandle } from "./auction/index.js";
 import { registerDocs } from "./docs/index.js";
 import { registerOps, ServerMetrics } from "./ops/index.js";
+import { serveThreads } from "./store/duckdb/connection.js";
 import { openStore } from "./store/index.js";
 import type { ReportStore } from "./store/store.js";
 
@@ -100,7 +101,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const host = options.host ?? "127.0.0.1";
   // Before anything slow or stateful starts: a taken port fails in a moment, with nothing to undo.
   const port = await assertPortFree(host, options.port ?? 8080);
-  const store = options.store ?? (await openStore({ db: options.db }));
+  const store = options.store ?? (await openStore({ db: options.db, duckdbThreads: serveThreads() }));
   let exchange: ExchangeHandle | undefined;
   let built: FastifyInstance | undefined;
   try {

@@ -71,6 +71,30 @@ export const serveOptions: readonly ServeOption[] = [
     "description": "The ClickHouse user's password."
   },
   {
+    "name": "duckdbThreads",
+    "flag": "--duckdb-threads <n>",
+    "env": [
+      "ADXKIT_DUCKDB_THREADS"
+    ],
+    "secret": false,
+    "type": [
+      "integer"
+    ],
+    "description": "DuckDB's worker threads; by default one less than the machine's cores (at least 1), so the event loop keeps a core while a heavy report runs (docs/reports.md)."
+  },
+  {
+    "name": "duckdbMemoryLimit",
+    "flag": "--duckdb-memory-limit <size>",
+    "env": [
+      "ADXKIT_DUCKDB_MEMORY_LIMIT"
+    ],
+    "secret": false,
+    "type": [
+      "string"
+    ],
+    "description": "DuckDB's memory limit, e.g. `2GB`; by default DuckDB's own (80 % of RAM). Larger work spills to disk."
+  },
+  {
     "name": "billingKeys",
     "env": [
       "ADXKIT_BILLING_KEYS"

@@ -1663,6 +1663,14 @@ clickhouseUrl?: string
  */
 clickhousePassword?: string
 /**
+ * DuckDB's worker threads; by default one less than the machine's cores (at least 1), so the event loop keeps a core while a heavy report runs (docs/reports.md).
+ */
+duckdbThreads?: number
+/**
+ * DuckDB's memory limit, e.g. `2GB`; by default DuckDB's own (80 % of RAM). Larger work spills to disk.
+ */
+duckdbMemoryLimit?: string
+/**
  * The keys that seal and open billing tokens, separated by commas, the sealing one first (nodes that share a ring). Without it, ADXKIT_BILLING_SECRET, else the key file beside `db` (`adxkit billing-keys`).
  */
 billingKeys?: string

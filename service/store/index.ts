@@ -26,8 +26,8 @@ export interface OpenStoreOptions extends Partial<StoreOptions> {
 export async function openStore(options: OpenStoreOptions): Promise<ReportStore> {
   if (options.store === "clickhouse") {
     const { ClickHouseReportStore } = await import("./clickhouse/store.js");
-    return ClickHouseReportStore.open({ url: options.clickhouseUrl });
+    return ClickHouseReportStore.open({ url: options.clickhouseUrl, rollups: options.rollups });
   }
   if (options.store !== undefined && options.store !== "duckdb") throw new TypeError(`unknown store ${JSON.stringify(options.store)} (duckdb or clickhouse)`);
-  return DuckDBReportStore.open(options.db ?? DEFAULT_DB_PATH);
+  return DuckDBReportStore.open(options.db ?? DEFAULT_DB_PATH, { rollups: options.rollups, threads: options.duckdbThreads, memoryLimit: options.duckdbMemoryLimit });
 }

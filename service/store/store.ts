@@ -5,50 +5,9 @@
  * Open one with `openStore` from `./index.js`.
  */
 
-/** Which report interface a fact, query or account belongs to: A (demand) or B (supply). */
-export type Side = "demand" | "supply";
+import type { Dimension, Fact, FilterName, Metric, Side } from "@adxkit/bindings/reports";
 
-/** One hour of one supply key (interface document 4.2, rows of 2.3 column B). */
-export interface SupplyFact {
-  side: "supply";
-  /** `YYYY-MM-DDThh:00:00`, UTC, on the hour. */
-  date_hour: string;
-  /** May be an empty string (interface document 2.3). */
-  publisher_id: string;
-  app_bundle_id: string;
-  placement_id: string;
-  ad_format: number;
-  platform: number;
-  /** ISO 3166-1 alpha-3. */
-  country: string;
-  request: number;
-  response: number;
-  impression: number;
-  /** USD. */
-  revenue: number;
-}
-
-/** One hour of one demand key (interface document 4.1, rows of 2.3 column A). */
-export interface DemandFact {
-  side: "demand";
-  date_hour: string;
-  bidder_id: string;
-  ad_format: number;
-  platform: number;
-  request: number;
-  response: number;
-  impression: number;
-  revenue: number;
-}
-
-/** A fact of either side. Facts with the same key add up. */
-export type Fact = SupplyFact | DemandFact;
-
-/** Report metrics (interface document 2.1). */
-export type Metric = "revenue" | "request" | "response" | "impression" | "fill_rate" | "render_rate" | "ecpm";
-
-/** Report dimensions (interface document 2.1); demand has date, date_hour, platform and ad_format only. */
-export type Dimension = "date" | "date_hour" | "platform" | "ad_format" | "app_bundle_id" | "country" | "placement_id" | "publisher_id";
+export type { DemandFact, DemandKey, Dimension, Fact, FilterName, Metric, Side, SupplyFact, SupplyKey } from "@adxkit/bindings/reports";
 
 /** One report request, already validated and bound to the account that asked. */
 export interface ReportQuery {
@@ -61,14 +20,14 @@ export interface ReportQuery {
   /** De-duplicated, in requested order, may be empty (then exactly one total row). */
   dimensions: Dimension[];
   /**
-   * A row is kept only when its value is listed. An empty array means no filter. Demand facts
-   * carry only ad_format as a filter (interface document 4.1 rule 2); the other filters are
-   * ignored on the demand side.
+   * A row is kept only when its value is listed. An empty array means no filter. A side ignores
+   * the filters its interface does not offer (A offers ad_format only, interface document 4.1
+   * rule 2).
    */
-  filters: { ad_format?: number[]; platform?: number[]; placement_id?: string[]; app_bundle_id?: string[]; country?: string[] };
+  filters: Partial<Record<FilterName, readonly (string | number)[]>>;
   /** 1..50000. */
   limit: number;
-  /** The account's own data only. */
+  /** The account's own data only: the values of the side's scope dimension it owns (`{ bidder_id }`, `{ publisher_ids }`). */
   scope: { bidder_id: string } | { publisher_ids: string[] };
 }
 
@@ -79,6 +38,12 @@ export type ReportRow = Record<string, string | number>;
 export interface ReportResult {
   total: number;
   rows: ReportRow[];
+}
+
+/** The same, the rows as the JSON text of their array, made by the engine. */
+export interface ReportJson {
+  total: number;
+  rowsJson: string;
 }
 
 /** A report account, without its credential. */
@@ -150,6 +115,11 @@ export interface ReportStore {
   recoveryState(name: string, now: number): Promise<RecoveryState>;
   /** Runs one report on the account's own data. Throws `StoreError` for a malformed query. */
   report(query: ReportQuery): Promise<ReportResult>;
+  /**
+   * The same report with its rows as JSON text, made by the engine: what the routes send, so
+   * a report of 50,000 rows never builds 50,000 objects on the event loop.
+   */
+  reportJson(query: ReportQuery): Promise<ReportJson>;
   /** Creates an account; the authorization credential is returned here once and never again. */
   createAccount(a: NewAccount): Promise<{ userid: string; authorization: string }>;
   /** Every account, oldest first, without credentials. */
@@ -175,4 +145,16 @@ export interface ReportStore {
 export interface StoreOptions {
   /** A database file (its folder is created) or `:memory:`. */
   db: string;
+  /** Read rollups where they answer a report exactly (default true); false reads the hourly facts only. */
+  rollups?: boolean;
+  /** DuckDB's worker threads (default DuckDB's: every core; `adxkit serve` gives one less, so the event loop keeps a core). */
+  duckdbThreads?: number;
+  /** DuckDB's memory limit, e.g. `2GB` (default: DuckDB's own, 80 % of RAM). */
+  duckdbMemoryLimit?: string;
+}
+
+/** `report` from `reportJson`: the rows parsed (for callers that want objects). */
+export async function parsedReport(json: Promise<ReportJson>): Promise<ReportResult> {
+  const { total, rowsJson } = await json;
+  return { total, rows: JSON.parse(rowsJson) as ReportRow[] };
 }

@@ -3,11 +3,13 @@
 // the values at all, and malformed queries are refused before any SQL exists.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { buildClickHouseReport } from "../../service/store/clickhouse/report.js";
+import { renderReport } from "../../service/store/clickhouse/report-sql.js";
+import { planReport } from "../../service/store/plan.js";
 import { SqlValues, quoteString, versionHasBoundParameters } from "../../service/store/clickhouse/sql.js";
 import type { ReportQuery } from "../../service/store/index.js";
 import { demandQuery, supplyQuery } from "../store/helpers.js";
 
+const buildClickHouseReport = (connection: ReturnType<typeof fakeConnection>, query: ReportQuery) => renderReport(connection, planReport(query));
 const fakeConnection = (bound: boolean) => ({ values: () => new SqlValues(bound), table: (name: string) => `adxkit.${name}` });
 const text = fc.string({ unit: "binary", maxLength: 30 });
 const queryWith = (placement: string, app: string, publisher: string): ReportQuery =>
@@ -54,17 +56,19 @@ describe("report SQL with literals", () => {
 });
 
 describe("report SQL shape", () => {
-  it("reads whole days from the rollup and the hours around them from the hourly facts", () => {
+  it("reads whole days from a daily rollup and the hours around them from the hourly facts", () => {
     const built = buildClickHouseReport(fakeConnection(false), supplyQuery({ start: "2026-10-01T12:00:00", end: "2026-10-05T05:00:00" }));
-    expect(built.sql).toContain("adxkit.supply_daily WHERE day BETWEEN toDate('2026-10-02') AND toDate('2026-10-04')");
+    expect(built.sql).toContain("adxkit.supply_daily_summary WHERE day BETWEEN toDate('2026-10-02') AND toDate('2026-10-04')");
     expect(built.sql.match(/adxkit\.supply_hourly/g)).toHaveLength(2);
     const hourly = buildClickHouseReport(fakeConnection(false), supplyQuery({ dimensions: ["date_hour"] }));
     expect(hourly.sql).not.toContain("supply_daily");
+    const month = buildClickHouseReport(fakeConnection(false), supplyQuery({ dimensions: ["app_bundle_id"] }));
+    expect(month.sql).toContain("adxkit.supply_monthly WHERE month BETWEEN toDate('2026-10-01') AND toDate('2026-10-01')");
   });
 
   it("scopes demand by bidder and ignores the supply-only filters", () => {
     const built = buildClickHouseReport(fakeConnection(false), demandQuery({ filters: { ad_format: [3], country: ["JPN"] } }));
-    expect(built.sql).toContain("bidder_id = 'dsp-1'");
+    expect(built.sql).toContain("bidder_id IN ('dsp-1')");
     expect(built.sql).toContain("ad_format IN (3)");
     expect(built.sql).not.toContain("JPN");
   });

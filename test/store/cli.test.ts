@@ -33,6 +33,32 @@ const supplyLine =
   '{"side":"supply","date_hour":"2026-10-01T05:00:00","publisher_id":"pub-1","app_bundle_id":"com.example.app","placement_id":"pl-1","ad_format":1,"platform":2,"country":"USA","request":100,"response":80,"impression":60,"revenue":1.23}';
 const demandLine = '{"side":"demand","date_hour":"2026-10-01T05:00:00","bidder_id":"dsp-1","ad_format":3,"platform":1,"request":100,"response":50,"impression":20,"revenue":0.9}';
 
+describe("DuckDB's resources (--duckdb-threads, --duckdb-memory-limit)", () => {
+  it("are taken by every store command, and bad values are usage errors (exit 2)", async () => {
+    const file = join(dir, "facts.ndjson");
+    await writeFile(file, `${supplyLine}\n`);
+    expect((await run("ingest", "--db", db, "--duckdb-threads", "1", "--duckdb-memory-limit", "256MB", file)).exitCode).toBe(0);
+    expect(await report()).toEqual([{ request: 100 }]);
+    for (const [flag, value] of [["--duckdb-threads", "0"], ["--duckdb-threads", "two"], ["--duckdb-memory-limit", "lots"], ["--duckdb-memory-limit", "2GB; DROP"]]) {
+      const result = await run("ingest", "--db", db, flag, value, file);
+      expect(result.exitCode, `${flag} ${value}`).toBe(2);
+      expect(result.stderr).toContain(flag);
+    }
+  });
+
+  it("reach DuckDB", async () => {
+    const { openDatabase } = await import("../../service/store/duckdb/connection.js");
+    const pool = await openDatabase(":memory:", { threads: 1, memoryLimit: "300MB" });
+    try {
+      const [[threads, memory]] = await pool.use(async (c) => (await c.runAndReadAll("SELECT current_setting('threads'), current_setting('memory_limit')")).getRowsJS());
+      expect(Number(threads)).toBe(1);
+      expect(String(memory)).toMatch(/^(286\.1 MiB|300\.0 MB)$/);
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
 describe("adxkit ingest", () => {
   it("loads an NDJSON file, skipping blank lines, and prints a summary", async () => {
     const file = join(dir, "facts.ndjson");
@@ -44,6 +70,15 @@ describe("adxkit ingest", () => {
     expect(typeof summary.seconds).toBe("number");
     expect(await report()).toEqual([{ request: 200 }]);
     expect(await report(demandQuery({ metrics: ["request"] }))).toEqual([{ request: 100 }]);
+  });
+
+  it("refuses a fact of a fact-key version newer than it reads, saying so, and loads nothing", async () => {
+    const file = join(dir, "newer.ndjson");
+    await writeFile(file, `${supplyLine}\n${supplyLine.replace("{", '{"v":99,')}\n`);
+    const result = await run("ingest", "--db", db, file);
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain(`${file}:2: field "v": fact-key version 99 is newer than this adxkit reads`);
+    expect(await report()).toEqual([{ request: 0 }]);
   });
 
   it("reports every bad line with its number and reason, loads nothing, exits 1", async () => {

@@ -85,7 +85,7 @@ export const queryArb: fc.Arbitrary<ReportQuery> = fc.constantFrom("supply" as c
 export function expected(facts: Fact[], query: ReportQuery): ReportResult {
   const startMs = Date.parse(`${query.start}Z`);
   const endMs = Date.parse(`${query.end}Z`);
-  const active = (list: unknown[] | undefined) => list !== undefined && list.length > 0;
+  const active = (list: readonly unknown[] | undefined) => list !== undefined && list.length > 0;
   // Demand reports filter by ad_format only (interface document 4.1 rule 2).
   const filterNames = query.side === "supply" ? (["ad_format", "platform", "placement_id", "app_bundle_id", "country"] as const) : (["ad_format"] as const);
   const kept = facts.filter((fact) => {

@@ -11,6 +11,7 @@ import { Agent, request } from "undici";
 import { packageRoot } from "../../package.js";
 import { startBidder, type RunningBidder } from "../../bidder/index.js";
 import { assertPortFree, startServer, type RunningServer } from "../../server.js";
+import { serveThreads } from "../../store/duckdb/connection.js";
 import { generateSeedFacts, openStore } from "../../store/index.js";
 import { UsageError } from "../errors.js";
 import type { ReportStore } from "../../store/store.js";
@@ -131,7 +132,8 @@ export function configure(command: Command): void {
       await assertPortFree("127.0.0.1", port);
       const db = dbOption === ":memory:" ? dbOption : resolve(dbOption);
       if (db !== ":memory:") mkdirSync(dirname(db), { recursive: true });
-      const store = await openStore({ db });
+      // A server: DuckDB leaves the event loop a core (docs/reports.md).
+      const store = await openStore({ db, duckdbThreads: serveThreads() });
       const bidders: RunningBidder[] = [];
       let server: RunningServer | undefined;
       // Whatever fails after this point closes what was started, so the process ends (exit 1).

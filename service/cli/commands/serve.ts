@@ -35,7 +35,10 @@ Examples:
       // A taken port fails before the store is opened (and migrated, or its spool replayed).
       await assertPortFree(host, port);
       const db = options.db ?? "./data/adxkit.duckdb";
-      const store = await openStoreFrom({ db, store: options.store, clickhouseUrl: options.clickhouseUrl, clickhousePassword: options.clickhousePassword }, { create: true });
+      const store = await openStoreFrom(
+        { db, store: options.store, clickhouseUrl: options.clickhouseUrl, clickhousePassword: options.clickhousePassword, duckdbThreads: options.duckdbThreads, duckdbMemoryLimit: options.duckdbMemoryLimit },
+        { create: true, serving: true },
+      );
       const serverOptions: ServerOptions = {
         db,
         store,

@@ -5,6 +5,7 @@
  */
 import { createClient, ClickHouseLogLevel, type ClickHouseClient } from "@clickhouse/client";
 import { StoreError } from "../errors.js";
+import { migrate as runMigrations } from "../migrations.js";
 import { clickhouseMigrations, type ClickHouseMigration } from "./schema.js";
 import { checkDatabaseName, integerLiteral, quoteString, SqlValues, versionHasBoundParameters } from "./sql.js";
 
@@ -102,6 +103,20 @@ export class ClickHouseConnection {
     return (await result.json()) as T[];
   }
 
+  /**
+   * Runs a SELECT and returns its rows as JSON lines (JSONEachRow text, one object per line),
+   * 64-bit integers as JSON numbers.
+   */
+  async jsonLines(query: string, values?: SqlValues): Promise<string> {
+    const result = await this.client.query({
+      query,
+      format: "JSONEachRow",
+      query_params: values?.queryParams(),
+      clickhouse_settings: { output_format_json_quote_64bit_integers: 0 },
+    });
+    return result.text();
+  }
+
   /** Runs a statement that returns nothing. */
   async command(query: string, values?: SqlValues): Promise<void> {
     await this.client.command({ query, query_params: values?.queryParams() });
@@ -155,26 +170,30 @@ async function probeBoundParameters(client: ClickHouseClient, version: string): 
   }
 }
 
-/** Applies the migrations the database lacks; refuses a database written by a newer adxkit. */
-export async function migrate(connection: ClickHouseConnection, list: ClickHouseMigration[] = clickhouseMigrations): Promise<number[]> {
+/**
+ * Applies the migrations the database lacks (the shared runner, ../migrations.ts); refuses a
+ * database written by a newer adxkit. No transactions: every statement is idempotent (IF NOT
+ * EXISTS, an insert guarded by its target being empty, an added column that already exists taken
+ * as added), so a migration cut short runs again whole.
+ */
+export function migrate(connection: ClickHouseConnection, list: readonly ClickHouseMigration[] = clickhouseMigrations): Promise<number[]> {
   const table = connection.table("schema_migrations");
-  await connection.command(
-    `CREATE TABLE IF NOT EXISTS ${table} (version UInt32, name String, applied_at DateTime('UTC')) ENGINE = ReplacingMergeTree ORDER BY version`,
+  return runMigrations(
+    {
+      prepare: () => connection.command(`CREATE TABLE IF NOT EXISTS ${table} (version UInt32, name String, applied_at DateTime('UTC')) ENGINE = ReplacingMergeTree ORDER BY version`),
+      applied: async () => (await connection.rows<{ version: number }>(`SELECT DISTINCT version FROM ${table}`)).map((r) => Number(r.version)),
+      apply: async (migration) => {
+        for (const statement of migration.statements) {
+          try {
+            await connection.command(statement.replaceAll("{db}", connection.database));
+          } catch (error) {
+            if (!/^\s*ALTER TABLE/i.test(statement) || !/already exists|DUPLICATE_COLUMN|Code: 15\b/i.test((error as Error).message)) throw error;
+          }
+        }
+        // Our own constants, not input; literals work on every server (VALUES takes no parameters on some).
+        await connection.command(`INSERT INTO ${table} (version, name, applied_at) VALUES (${integerLiteral(migration.version)}, ${quoteString(migration.name)}, now())`);
+      },
+    },
+    list,
   );
-  const applied = new Set((await connection.rows<{ version: number }>(`SELECT DISTINCT version FROM ${table}`)).map((r) => Number(r.version)));
-  const known = Math.max(0, ...list.map((m) => m.version));
-  const newest = Math.max(0, ...applied);
-  if (newest > known) {
-    throw new StoreError("ADX_ERR_STORE_SCHEMA_NEWER", `database schema version ${newest} is newer than this adxkit knows (${known})`);
-  }
-  const done: number[] = [];
-  for (const migration of list) {
-    if (applied.has(migration.version)) continue;
-    // No transactions: every statement is IF NOT EXISTS, so a migration cut short runs again whole.
-    for (const statement of migration.statements) await connection.command(statement.replaceAll("{db}", connection.database));
-    // Our own constants, not input; literals work on every server (VALUES takes no parameters on some).
-    await connection.command(`INSERT INTO ${table} (version, name, applied_at) VALUES (${integerLiteral(migration.version)}, ${quoteString(migration.name)}, now())`);
-    done.push(migration.version);
-  }
-  return done;
 }

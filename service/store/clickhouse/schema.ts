@@ -21,12 +21,10 @@
  *   inserts a newer version of the row; reads use FINAL.
  */
 
+import type { Migration } from "../migrations.js";
+
 /** One schema change: statements with `{db}` standing for the database name. */
-export interface ClickHouseMigration {
-  version: number;
-  name: string;
-  statements: string[];
-}
+export type ClickHouseMigration = Migration;
 
 const metrics = "request UInt64, response UInt64, impression UInt64, revenue Float64";
 const supplyKeys = "publisher_id String, app_bundle_id String, placement_id String, ad_format UInt32, platform UInt32, country String";
@@ -34,6 +32,27 @@ const demandKeys = "bidder_id String, ad_format UInt32, platform UInt32";
 const sums = "(request, response, impression, revenue)";
 const supplyKeyNames = "app_bundle_id, placement_id, ad_format, platform, country";
 const demandKeyNames = "ad_format, platform";
+const summaryKeys = "publisher_id String, ad_format UInt32, platform UInt32, country String";
+const summaryKeyNames = "ad_format, platform, country";
+const sumsAs = "sum(request) AS request, sum(response) AS response, sum(impression) AS impression, sum(revenue) AS revenue";
+
+/**
+ * A rollup added after the facts: its table, then (only while it is still empty, so a migration
+ * cut short and run again adds nothing twice) the sums of the daily rollup, then its view. Loads
+ * between the backfill and the view would be missing from it: migrate with loads stopped.
+ */
+function addedRollup(table: string, time: string, timeOf: { daily: string; hourly: string }, keys: string, scope: string, keyNames: string): string[] {
+  return [
+    `CREATE TABLE IF NOT EXISTS {db}.${table} (${time} Date, ${keys}, ${metrics})
+       ENGINE = SummingMergeTree(${sums}) PARTITION BY toYYYYMM(${time}) ORDER BY (${scope}, ${time}, ${keyNames})`,
+    `INSERT INTO {db}.${table} (${time}, ${scope}, ${keyNames}, request, response, impression, revenue)
+       SELECT ${timeOf.daily} AS ${time}, ${scope}, ${keyNames}, ${sumsAs} FROM {db}.${table.split("_")[0]}_daily
+       WHERE (SELECT count() FROM {db}.${table}) = 0 GROUP BY ${time}, ${scope}, ${keyNames}`,
+    `CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.${table}_mv TO {db}.${table} AS
+       SELECT ${timeOf.hourly} AS ${time}, ${scope}, ${keyNames}, ${sumsAs} FROM {db}.${table.split("_")[0]}_hourly GROUP BY ${time}, ${scope}, ${keyNames}`,
+  ];
+}
+const monthOf = { daily: "toStartOfMonth(day)", hourly: "toStartOfMonth(hour)" };
 
 /** Every migration, in order. Append only. */
 export const clickhouseMigrations: ClickHouseMigration[] = [
@@ -85,6 +104,16 @@ export const clickhouseMigrations: ClickHouseMigration[] = [
   },
   {
     version: 3,
+    name: "monthly rollups and summary rollups (spec/report-model.yaml rollups), filled from the daily ones",
+    statements: [
+      ...addedRollup("supply_monthly", "month", monthOf, supplyKeys, "publisher_id", supplyKeyNames),
+      ...addedRollup("supply_daily_summary", "day", { daily: "day", hourly: "toDate(hour)" }, summaryKeys, "publisher_id", summaryKeyNames),
+      ...addedRollup("supply_monthly_summary", "month", monthOf, summaryKeys, "publisher_id", summaryKeyNames),
+      ...addedRollup("demand_monthly", "month", monthOf, demandKeys, "bidder_id", demandKeyNames),
+    ],
+  },
+  {
+    version: 4,
     name: "auction keys of supply accounts (POST /openrtb2/auction)",
     statements: [
       // One key per account: a reissue inserts a newer version; reads use FINAL.
@@ -94,6 +123,3 @@ export const clickhouseMigrations: ClickHouseMigration[] = [
   },
 ];
 
-/** The column lists the loads copy from staging to the hourly tables. */
-export const SUPPLY_COLUMNS = "hour, publisher_id, app_bundle_id, placement_id, ad_format, platform, country, request, response, impression, revenue";
-export const DEMAND_COLUMNS = "hour, bidder_id, ad_format, platform, request, response, impression, revenue";

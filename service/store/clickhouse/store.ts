@@ -1,10 +1,10 @@
 /** The ClickHouse report store: one HTTP client, serialised loads, the same semantics as the DuckDB store. */
-import type { Account, AuctionKeyRecord, Fact, IngestOptions, NewAccount, RecoveryState, ReportQuery, ReportResult, ReportStore } from "../store.js";
+import { parsedReport, type Account, type AuctionKeyRecord, type Fact, type IngestOptions, type NewAccount, type RecoveryState, type ReportJson, type ReportQuery, type ReportResult, type ReportStore } from "../store.js";
 import { auctionKeys, createAccount, issueAuctionKey, listAccounts, revokeAccount, verifyCredentials } from "./accounts.js";
 import { ClickHouseConnection, type ClickHouseOptions, type ServerInfo } from "./connection.js";
 import { ingestClickHouse } from "./ingest.js";
 import { readRecoveryState, SWEEP_EVERY_MS, writeRecovery } from "./recovery.js";
-import { runClickHouseReport } from "./report.js";
+import { runReportJson } from "./report.js";
 
 /** `ReportStore` on ClickHouse (current servers with bound parameters; 18.x with escaped literals). */
 export class ClickHouseReportStore implements ReportStore {
@@ -13,11 +13,14 @@ export class ClickHouseReportStore implements ReportStore {
   /** When expired billing tokens were last deleted. */
   private lastSweep = 0;
 
-  private constructor(private readonly connection: ClickHouseConnection) {}
+  private constructor(
+    private readonly connection: ClickHouseConnection,
+    private readonly rollups: boolean,
+  ) {}
 
-  /** Connects (`url` like `http://127.0.0.1:8123/adxkit`), creates the database and migrates. */
-  static async open(options: ClickHouseOptions = {}): Promise<ClickHouseReportStore> {
-    return new ClickHouseReportStore(await ClickHouseConnection.open(options));
+  /** Connects (`url` like `http://127.0.0.1:8123/adxkit`), creates the database and migrates; `rollups: false` reads the hourly facts only. */
+  static async open(options: ClickHouseOptions & { rollups?: boolean } = {}): Promise<ClickHouseReportStore> {
+    return new ClickHouseReportStore(await ClickHouseConnection.open(options), options.rollups !== false);
   }
 
   /** The server's version and whether it binds query parameters. */
@@ -42,7 +45,7 @@ export class ClickHouseReportStore implements ReportStore {
     );
     this.loads = load.catch(() => undefined);
     const counts = await load;
-    return counts.supply + counts.demand;
+    return Object.values(counts).reduce((sum, n) => sum + n, 0);
   }
 
   recoveryState(name: string, now: number): Promise<RecoveryState> {
@@ -50,7 +53,11 @@ export class ClickHouseReportStore implements ReportStore {
   }
 
   report(query: ReportQuery): Promise<ReportResult> {
-    return this.connection.use(() => runClickHouseReport(this.connection, query));
+    return parsedReport(this.reportJson(query));
+  }
+
+  reportJson(query: ReportQuery): Promise<ReportJson> {
+    return this.connection.use(() => runReportJson(this.connection, query, { rollups: this.rollups }));
   }
 
   createAccount(a: NewAccount): Promise<{ userid: string; authorization: string }> {

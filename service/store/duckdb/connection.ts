@@ -5,6 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
+import { availableParallelism } from "node:os";
 import { dirname } from "node:path";
 import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
 import { StoreError } from "../errors.js";
@@ -75,13 +76,34 @@ export class ConnectionPool {
   }
 }
 
+/** DuckDB's resources (docs/reports.md, "DuckDB's threads and memory"). */
+export interface DuckDBOptions {
+  /** Worker threads; default DuckDB's own (every core). A server gives one core less (`serveThreads`). */
+  threads?: number;
+  /** Memory limit, e.g. `2GB`; default DuckDB's own (80 % of RAM). Past it, large aggregations spill to disk. */
+  memoryLimit?: string;
+  poolSize?: number;
+}
+
+/** DuckDB's threads in a server: every core but the event loop's, so a heavy report never starves it. */
+export const serveThreads = () => Math.max(1, availableParallelism() - 1);
+
 /** Opens (creating the folder of) a database file or `:memory:`, and brings its schema up to date. */
-export async function openDatabase(db: string, poolSize = DEFAULT_POOL_SIZE): Promise<ConnectionPool> {
+export async function openDatabase(db: string, options: DuckDBOptions = {}): Promise<ConnectionPool> {
   if (db !== ":memory:" && !db.startsWith(":memory:")) await mkdir(dirname(db), { recursive: true });
-  const instance = await DuckDBInstance.create(db).catch((error: unknown) => {
+  const config: Record<string, string> = {};
+  if (options.threads !== undefined) {
+    if (!Number.isInteger(options.threads) || options.threads < 1) throw new RangeError(`DuckDB threads must be a positive integer (got ${options.threads})`);
+    config.threads = String(options.threads);
+  }
+  if (options.memoryLimit !== undefined) {
+    if (!/^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i.test(options.memoryLimit)) throw new RangeError(`DuckDB memory limit must look like 512MB or 2GB (got ${options.memoryLimit})`);
+    config.memory_limit = options.memoryLimit;
+  }
+  const instance = await DuckDBInstance.create(db, config).catch((error: unknown) => {
     throw lockError(db, error) ?? error;
   });
-  const pool = new ConnectionPool(instance, poolSize);
+  const pool = new ConnectionPool(instance, options.poolSize ?? DEFAULT_POOL_SIZE);
   try {
     await pool.use((connection) => migrate(connection));
   } catch (error) {

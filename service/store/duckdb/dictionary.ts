@@ -4,9 +4,10 @@
  * a rolled-back load forgets the codes it made.
  */
 import { INTEGER, LIST, VARCHAR, listValue, type DuckDBConnection } from "@duckdb/node-api";
+import { dictionaryDimensions, dictionaryOf } from "./layout.js";
 
-/** The dictionary tables (fixed names, never built from input). */
-export type DictionaryTable = "dim_publisher" | "dim_app_bundle" | "dim_placement" | "dim_country" | "dim_bidder";
+/** A dictionary table (`dim_<stem>`, named by layout.ts from the model, never from input). */
+export type DictionaryTable = string;
 
 /** One dictionary table, cached in memory. Only one load at a time may use it (the store serialises loads). */
 export class Dictionary {
@@ -66,22 +67,10 @@ export class Dictionary {
   }
 }
 
-/** The dictionaries of one store. */
-export interface Dictionaries {
-  publisher: Dictionary;
-  appBundle: Dictionary;
-  placement: Dictionary;
-  country: Dictionary;
-  bidder: Dictionary;
-}
+/** The dictionaries of one store, by dimension name. */
+export type Dictionaries = ReadonlyMap<string, Dictionary>;
 
-/** Empty caches for a freshly opened store; they load on first use. */
+/** Empty caches for a freshly opened store (one per string dimension of the model); they load on first use. */
 export function createDictionaries(): Dictionaries {
-  return {
-    publisher: new Dictionary("dim_publisher"),
-    appBundle: new Dictionary("dim_app_bundle"),
-    placement: new Dictionary("dim_placement"),
-    country: new Dictionary("dim_country"),
-    bidder: new Dictionary("dim_bidder"),
-  };
+  return new Map(dictionaryDimensions().map((dimension) => [dimension, new Dictionary(dictionaryOf(dimension))]));
 }

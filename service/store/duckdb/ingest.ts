@@ -1,11 +1,12 @@
 /**
  * Loading facts: one transaction per call. Rows go through DuckDB's Appender a data chunk
  * (2,048 rows) at a time, as integer codes and numbers copied from typed arrays; at the end the
- * new dictionary entries and the load's daily rollup are written, then everything commits, or
- * nothing does.
+ * new dictionary entries and the load's rollups are written, then everything commits, or
+ * nothing does. Which value goes in which column follows the report model (layout.ts).
  */
 import {
   BIGINT,
+  VARCHAR,
   DOUBLE,
   INTEGER,
   TIMESTAMP,
@@ -20,26 +21,13 @@ import {
   type DuckDBTimestampVector,
   type DuckDBType,
 } from "@duckdb/node-api";
+import { reportModel, type Side } from "@adxkit/bindings/reports";
 import { FactError } from "../errors.js";
 import { factProblem } from "../fact.js";
-import type { DemandFact, Fact, IngestOptions, SupplyFact } from "../store.js";
+import type { Fact, IngestOptions } from "../store.js";
 import type { Dictionaries, Dictionary } from "./dictionary.js";
+import { columnOf, rollupStatements } from "./layout.js";
 import { writeRecovery } from "./recovery.js";
-
-/** Column types of `supply_hourly` and `demand_hourly`, in table order. */
-const SUPPLY_TYPES = [INTEGER, TIMESTAMP, INTEGER, INTEGER, INTEGER, INTEGER, INTEGER, INTEGER, BIGINT, BIGINT, BIGINT, DOUBLE];
-const DEMAND_TYPES = [INTEGER, TIMESTAMP, INTEGER, INTEGER, INTEGER, BIGINT, BIGINT, BIGINT, DOUBLE];
-
-// The rollups read only this load's rows (`batch`), sorted by day so day ranges skip row groups.
-const SUPPLY_ROLLUP = `INSERT INTO supply_daily
-  SELECT CAST(hour AS DATE) AS day, publisher_code, app_bundle_code, placement_code, ad_format, platform, country_code,
-         SUM(request), SUM(response), SUM(impression), SUM(revenue)
-  FROM supply_hourly WHERE batch = $1
-  GROUP BY ALL ORDER BY day`;
-const DEMAND_ROLLUP = `INSERT INTO demand_daily
-  SELECT CAST(hour AS DATE) AS day, bidder_code, ad_format, platform, SUM(request), SUM(response), SUM(impression), SUM(revenue)
-  FROM demand_hourly WHERE batch = $1
-  GROUP BY ALL ORDER BY day`;
 
 type Vector = DuckDBIntegerVector | DuckDBTimestampVector | DuckDBBigIntVector | DuckDBDoubleVector;
 
@@ -126,11 +114,73 @@ function isAsync<T>(items: Iterable<T> | AsyncIterable<T>): items is AsyncIterab
   return typeof (items as AsyncIterable<T>)[Symbol.asyncIterator] === "function";
 }
 
-/** How many facts of each side one load wrote. */
-export interface IngestCounts {
-  supply: number;
-  demand: number;
+const Fill = { Batch: 0, Hour: 1, Code: 2, Integer: 3, Count: 4, Money: 5 } as const;
+type Fill = (typeof Fill)[keyof typeof Fill];
+
+/** How one column of an hourly table is filled from a fact. */
+export interface Column {
+  fill: Fill;
+  field: string;
+  dictionary?: Dictionary;
 }
+
+const TYPE_OF_FILL = { [Fill.Batch]: INTEGER, [Fill.Hour]: TIMESTAMP, [Fill.Code]: INTEGER, [Fill.Integer]: INTEGER, [Fill.Count]: BIGINT, [Fill.Money]: DOUBLE };
+
+/**
+ * The columns of a side's hourly table, in table order (a dimension added by a migration comes
+ * last), each with how the model fills it. A column the model does not know, or a dimension
+ * without its column, means the schema and the model disagree: the load is refused. Read once
+ * per store (the schema is migrated at open).
+ */
+export async function hourlyColumns(connection: DuckDBConnection, side: Side, dictionaries: Dictionaries): Promise<Column[]> {
+  const table = `${side}_hourly`;
+  const reader = await connection.runAndReadAll("SELECT column_name FROM duckdb_columns() WHERE table_name = $1 AND schema_name = 'main' ORDER BY column_index", [table], [VARCHAR]);
+  const names = reader.getRowsJS().map((row) => String(row[0]));
+  const fromModel = new Map<string, Column>([["batch", { fill: Fill.Batch, field: "batch" }]]);
+  for (const dimension of reportModel.sides[side].key) {
+    const type = reportModel.dimensions[dimension].type;
+    const fill = type === "hour" ? Fill.Hour : type === "string" ? Fill.Code : Fill.Integer;
+    fromModel.set(columnOf(dimension), { fill, field: dimension, dictionary: dictionaries.get(dimension) });
+  }
+  for (const counter of reportModel.counters) fromModel.set(counter.name, { fill: counter.type === "count" ? Fill.Count : Fill.Money, field: counter.name });
+  const missing = [...fromModel.keys()].filter((name) => !names.includes(name));
+  const unknown = names.filter((name) => !fromModel.has(name));
+  if (missing.length > 0 || unknown.length > 0) {
+    throw new Error(`${table} does not match the report model (missing ${missing.join(", ") || "nothing"}; unknown ${unknown.join(", ") || "nothing"}): a dimension without its migration?`);
+  }
+  return names.map((name) => fromModel.get(name)!);
+}
+
+/** Appends one fact as a row of its hourly table. */
+function appendRow(appender: ChunkAppender, columns: readonly Column[], fact: Fact, batch: number, hours: HourCache): void {
+  const record = fact as unknown as Record<string, string | number>;
+  for (let i = 0; i < columns.length; i++) {
+    const column = columns[i];
+    switch (column.fill) {
+      case Fill.Batch:
+        appender.int(i, batch);
+        break;
+      case Fill.Hour:
+        appender.timestamp(i, hours.get(record[column.field] as string));
+        break;
+      case Fill.Code:
+        appender.int(i, column.dictionary!.code(record[column.field] as string));
+        break;
+      case Fill.Integer:
+        appender.int(i, record[column.field] as number);
+        break;
+      case Fill.Count:
+        appender.bigint(i, record[column.field] as number);
+        break;
+      default:
+        appender.double(i, record[column.field] as number);
+    }
+  }
+  appender.endRow();
+}
+
+/** How many facts of each side one load wrote. */
+export type IngestCounts = Record<Side, number>;
 
 /**
  * Loads facts in one transaction on `connection`; all-or-nothing, the exchange's checkpoint and
@@ -140,74 +190,53 @@ export interface IngestCounts {
 export async function ingestFacts(
   connection: DuckDBConnection,
   dictionaries: Dictionaries,
+  layout: Map<Side, Column[]>,
   facts: Iterable<Fact> | AsyncIterable<Fact>,
   options: IngestOptions = {},
   sweepExpiredTokens = false,
 ): Promise<IngestCounts> {
-  const all: Dictionary[] = Object.values(dictionaries);
+  const all: Dictionary[] = [...dictionaries.values()];
+  const sides = Object.keys(reportModel.sides) as Side[];
   const appenders: ChunkAppender[] = [];
   await connection.run("BEGIN TRANSACTION");
   try {
     for (const dictionary of all) await dictionary.sync(connection);
     const [[batchValue]] = (await connection.runAndReadAll("SELECT nextval('ingest_batch_seq')")).getRowsJS();
     const batch = Number(batchValue);
-    const supply = new ChunkAppender(await connection.createAppender("supply_hourly"), SUPPLY_TYPES);
-    const demand = new ChunkAppender(await connection.createAppender("demand_hourly"), DEMAND_TYPES);
-    appenders.push(supply, demand);
+    const targets = {} as Record<Side, { appender: ChunkAppender; columns: Column[] }>;
+    for (const side of sides) {
+      let columns = layout.get(side);
+      if (!columns) layout.set(side, (columns = await hourlyColumns(connection, side, dictionaries)));
+      const appender = new ChunkAppender(await connection.createAppender(`${side}_hourly`), columns.map((c) => TYPE_OF_FILL[c.fill]));
+      appenders.push(appender);
+      targets[side] = { appender, columns };
+    }
     const hours = new HourCache();
-    const { publisher, appBundle, placement, country, bidder } = dictionaries;
-    const counts: IngestCounts = { supply: 0, demand: 0 };
+    const counts = Object.fromEntries(sides.map((side) => [side, 0])) as IngestCounts;
     let position = 0;
 
     const add = (fact: Fact): void => {
       position++;
       const problem = factProblem(fact);
       if (problem) throw new FactError(position, problem);
-      if (fact.side === "supply") {
-        const f = fact as SupplyFact;
-        supply.int(0, batch);
-        supply.timestamp(1, hours.get(f.date_hour));
-        supply.int(2, publisher.code(f.publisher_id));
-        supply.int(3, appBundle.code(f.app_bundle_id));
-        supply.int(4, placement.code(f.placement_id));
-        supply.int(5, f.ad_format);
-        supply.int(6, f.platform);
-        supply.int(7, country.code(f.country));
-        supply.bigint(8, f.request);
-        supply.bigint(9, f.response);
-        supply.bigint(10, f.impression);
-        supply.double(11, f.revenue);
-        supply.endRow();
-        counts.supply++;
-      } else {
-        const f = fact as DemandFact;
-        demand.int(0, batch);
-        demand.timestamp(1, hours.get(f.date_hour));
-        demand.int(2, bidder.code(f.bidder_id));
-        demand.int(3, f.ad_format);
-        demand.int(4, f.platform);
-        demand.bigint(5, f.request);
-        demand.bigint(6, f.response);
-        demand.bigint(7, f.impression);
-        demand.double(8, f.revenue);
-        demand.endRow();
-        counts.demand++;
-      }
+      const target = targets[fact.side];
+      appendRow(target.appender, target.columns, fact, batch, hours);
+      counts[fact.side]++;
     };
     // A sync iterable is walked without awaiting each item: for-await costs a microtask per fact.
     if (isAsync(facts)) for await (const fact of facts) add(fact);
     else for (const fact of facts) add(fact);
 
-    supply.finish();
-    demand.finish();
+    for (const appender of appenders) appender.finish();
     appenders.length = 0;
     for (const dictionary of all) await dictionary.write(connection);
-    if (counts.supply > 0) await connection.run(SUPPLY_ROLLUP, [batch], [INTEGER]);
-    if (counts.demand > 0) await connection.run(DEMAND_ROLLUP, [batch], [INTEGER]);
+    for (const side of sides) {
+      if (counts[side] > 0) for (const statement of rollupStatements(side)) await connection.run(statement, statement.includes("$1") ? [batch] : [], statement.includes("$1") ? [INTEGER] : []);
+    }
     if (position > 0) {
       await connection.run(
         "INSERT INTO ingest_batches VALUES ($1, $2, $3, $4)",
-        [batch, timestampValue(BigInt(Date.now()) * 1000n), BigInt(counts.supply), BigInt(counts.demand)],
+        [batch, timestampValue(BigInt(Date.now()) * 1000n), BigInt(counts.supply ?? 0), BigInt(counts.demand ?? 0)],
         [INTEGER, TIMESTAMP, BIGINT, BIGINT],
       );
     }

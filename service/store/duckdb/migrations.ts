@@ -1,29 +1,29 @@
 /**
- * The DuckDB schema, as numbered migrations. `migrate` applies the missing ones at open, each
- * in its own transaction, and records it in `schema_migrations`; applied ones never change.
+ * The DuckDB schema, as numbered migrations (service/store/migrations.ts runs them at open, each
+ * in its own transaction). Applied ones never change: a migration's SQL is written out, not
+ * derived from today's report model (layout.ts names the tables and columns it creates).
  *
  * Layout (why): facts are appended, never updated, and summed at query time, so same-key facts
  * add up without an index slowing the load. Identifiers are dictionary-encoded (`dim_*`), which
  * keeps the fact tables all-integer: the Appender copies typed arrays instead of one string at a
- * time, and scans and group-bys work on integers. Each load also writes a daily rollup
- * (`*_daily`), so reports over whole days read roughly a twentieth of the rows. The views
- * `supply_facts` and `demand_facts` show the facts decoded, for people with a SQL prompt.
+ * time, and scans and group-bys work on integers. Each load also writes the rollups of
+ * spec/report-model.yaml (daily and monthly, with all dimensions or a summary of them), so a
+ * report over whole days or months reads a fraction of the rows. The views `supply_facts` and
+ * `demand_facts` show the facts decoded, for people with a SQL prompt.
  */
 import type { DuckDBConnection } from "@duckdb/node-api";
-import { StoreError } from "../errors.js";
-
-/** One schema change. */
-export interface Migration {
-  version: number;
-  name: string;
-  statements: string[];
-}
+import { migrate as runMigrations, type Migration } from "../migrations.js";
 
 const dictionary = (table: string) => `CREATE TABLE ${table} (code INTEGER PRIMARY KEY, value VARCHAR NOT NULL UNIQUE)`;
 const metrics = "request BIGINT NOT NULL, response BIGINT NOT NULL, impression BIGINT NOT NULL, revenue DOUBLE NOT NULL";
 const supplyKeys =
   "publisher_code INTEGER NOT NULL, app_bundle_code INTEGER NOT NULL, placement_code INTEGER NOT NULL, ad_format INTEGER NOT NULL, platform INTEGER NOT NULL, country_code INTEGER NOT NULL";
 const demandKeys = "bidder_code INTEGER NOT NULL, ad_format INTEGER NOT NULL, platform INTEGER NOT NULL";
+const supplySummaryKeys = "publisher_code INTEGER NOT NULL, ad_format INTEGER NOT NULL, platform INTEGER NOT NULL, country_code INTEGER NOT NULL";
+const sums = "SUM(request), SUM(response), SUM(impression), SUM(revenue)";
+const month = "CAST(date_trunc('month', day) AS DATE)";
+
+export type { Migration };
 
 /** Every migration, in order. Append only. */
 export const migrations: Migration[] = [
@@ -79,6 +79,22 @@ export const migrations: Migration[] = [
   },
   {
     version: 3,
+    name: "monthly rollups and summary rollups (spec/report-model.yaml rollups), filled from the daily ones",
+    statements: [
+      `CREATE TABLE supply_monthly (month DATE NOT NULL, ${supplyKeys}, ${metrics})`,
+      `CREATE TABLE supply_daily_summary (day DATE NOT NULL, ${supplySummaryKeys}, ${metrics})`,
+      `CREATE TABLE supply_monthly_summary (month DATE NOT NULL, ${supplySummaryKeys}, ${metrics})`,
+      `CREATE TABLE demand_monthly (month DATE NOT NULL, ${demandKeys}, ${metrics})`,
+      // The daily rollups hold every fact loaded so far, summed: the new ones start from them.
+      `INSERT INTO supply_monthly SELECT ${month} AS m, publisher_code, app_bundle_code, placement_code, ad_format, platform, country_code, ${sums}
+         FROM supply_daily GROUP BY ALL ORDER BY m`,
+      `INSERT INTO supply_daily_summary SELECT day, publisher_code, ad_format, platform, country_code, ${sums} FROM supply_daily GROUP BY ALL ORDER BY day`,
+      `INSERT INTO supply_monthly_summary SELECT ${month} AS m, publisher_code, ad_format, platform, country_code, ${sums} FROM supply_daily GROUP BY ALL ORDER BY m`,
+      `INSERT INTO demand_monthly SELECT ${month} AS m, bidder_code, ad_format, platform, ${sums} FROM demand_daily GROUP BY ALL ORDER BY m`,
+    ],
+  },
+  {
+    version: 4,
     name: "auction keys of supply accounts (POST /openrtb2/auction)",
     statements: [
       // One key per account, replaced when reissued; kept as its SHA-256 only, like the credentials.
@@ -87,31 +103,24 @@ export const migrations: Migration[] = [
   },
 ];
 
-/** Applies the migrations the database lacks; safe to run on every open. Returns the versions applied. */
-export async function migrate(connection: DuckDBConnection, list: Migration[] = migrations): Promise<number[]> {
-  await connection.run(
-    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)",
+/** Applies the migrations the database lacks, each in its own transaction; returns the versions applied. */
+export function migrate(connection: DuckDBConnection, list: readonly Migration[] = migrations): Promise<number[]> {
+  return runMigrations(
+    {
+      prepare: () => connection.run("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)").then(() => undefined),
+      applied: async () => (await connection.runAndReadAll("SELECT version FROM schema_migrations")).getRowsJS().map((row) => Number(row[0])),
+      apply: async (migration) => {
+        await connection.run("BEGIN TRANSACTION");
+        try {
+          for (const statement of migration.statements) await connection.run(statement);
+          await connection.run("INSERT INTO schema_migrations VALUES ($1, $2, current_timestamp::TIMESTAMP)", [migration.version, migration.name]);
+          await connection.run("COMMIT");
+        } catch (error) {
+          await connection.run("ROLLBACK");
+          throw error;
+        }
+      },
+    },
+    list,
   );
-  const reader = await connection.runAndReadAll("SELECT version FROM schema_migrations ORDER BY version");
-  const applied = new Set(reader.getRowsJS().map((row) => Number(row[0])));
-  const known = Math.max(0, ...list.map((m) => m.version));
-  const newest = Math.max(0, ...applied);
-  if (newest > known) {
-    throw new StoreError("ADX_ERR_STORE_SCHEMA_NEWER", `database schema version ${newest} is newer than this adxkit knows (${known})`);
-  }
-  const done: number[] = [];
-  for (const migration of list) {
-    if (applied.has(migration.version)) continue;
-    await connection.run("BEGIN TRANSACTION");
-    try {
-      for (const statement of migration.statements) await connection.run(statement);
-      await connection.run("INSERT INTO schema_migrations VALUES ($1, $2, current_timestamp::TIMESTAMP)", [migration.version, migration.name]);
-      await connection.run("COMMIT");
-    } catch (error) {
-      await connection.run("ROLLBACK");
-      throw error;
-    }
-    done.push(migration.version);
-  }
-  return done;
 }

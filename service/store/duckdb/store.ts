@@ -1,36 +1,42 @@
 /** The DuckDB report store: one database file (or `:memory:`), a pool of connections, serialised loads. */
-import type { Account, AuctionKeyRecord, Fact, IngestOptions, NewAccount, RecoveryState, ReportQuery, ReportResult, ReportStore } from "../store.js";
+import { parsedReport, type Account, type AuctionKeyRecord, type Fact, type IngestOptions, type NewAccount, type RecoveryState, type ReportJson, type ReportQuery, type ReportResult, type ReportStore } from "../store.js";
 import { auctionKeys, createAccount, issueAuctionKey, listAccounts, revokeAccount, verifyCredentials } from "./accounts.js";
-import { openDatabase, type ConnectionPool } from "./connection.js";
+import { openDatabase, type ConnectionPool, type DuckDBOptions } from "./connection.js";
 import { createDictionaries, type Dictionaries } from "./dictionary.js";
-import { ingestFacts } from "./ingest.js";
+import type { Side } from "@adxkit/bindings/reports";
+import { ingestFacts, type Column } from "./ingest.js";
 import { readRecoveryState, SWEEP_EVERY_MS } from "./recovery.js";
-import { DictionaryNames } from "./names.js";
-import { runReport } from "./report.js";
+import { DictionaryCodes } from "./codes.js";
+import { runReportJson } from "./report.js";
 
 /** `ReportStore` on DuckDB. */
 export class DuckDBReportStore implements ReportStore {
   private readonly dictionaries: Dictionaries = createDictionaries();
-  private readonly names = new DictionaryNames();
+  private readonly codes = new DictionaryCodes();
+  /** The hourly tables' columns, read at the first load. */
+  private readonly layout = new Map<Side, Column[]>();
   /** Loads run one after another: they share the dictionary caches. */
   private loads: Promise<unknown> = Promise.resolve();
   /** When expired billing tokens were last deleted (with a load of the exchange's facts). */
   private lastSweep = 0;
 
-  private constructor(private readonly pool: ConnectionPool) {}
+  private constructor(
+    private readonly pool: ConnectionPool,
+    private readonly rollups: boolean,
+  ) {}
 
   /** Opens a database file (creating its folder) or `:memory:`, running migrations. */
-  static async open(db: string): Promise<DuckDBReportStore> {
-    return new DuckDBReportStore(await openDatabase(db));
+  static async open(db: string, options: DuckDBOptions & { rollups?: boolean } = {}): Promise<DuckDBReportStore> {
+    return new DuckDBReportStore(await openDatabase(db, options), options.rollups !== false);
   }
 
   async ingest(facts: Iterable<Fact> | AsyncIterable<Fact>, options?: IngestOptions): Promise<number> {
     const sweep = options?.checkpoint !== undefined && Date.now() - this.lastSweep >= SWEEP_EVERY_MS;
     if (sweep) this.lastSweep = Date.now();
-    const load = this.loads.then(() => this.pool.use((connection) => ingestFacts(connection, this.dictionaries, facts, options, sweep)));
+    const load = this.loads.then(() => this.pool.use((connection) => ingestFacts(connection, this.dictionaries, this.layout, facts, options, sweep)));
     this.loads = load.catch(() => undefined);
     const counts = await load;
-    return counts.supply + counts.demand;
+    return Object.values(counts).reduce((sum, n) => sum + n, 0);
   }
 
   recoveryState(name: string, now: number): Promise<RecoveryState> {
@@ -38,7 +44,11 @@ export class DuckDBReportStore implements ReportStore {
   }
 
   report(query: ReportQuery): Promise<ReportResult> {
-    return this.pool.use((connection) => runReport(connection, this.names, query));
+    return parsedReport(this.reportJson(query));
+  }
+
+  reportJson(query: ReportQuery): Promise<ReportJson> {
+    return this.pool.use((connection) => runReportJson(connection, this.codes, query, { rollups: this.rollups }));
   }
 
   createAccount(a: NewAccount): Promise<{ userid: string; authorization: string }> {

@@ -1,0 +1,104 @@
+/**
+ * Where the report model lives in DuckDB: table and column names follow from a dimension's name
+ * and type by fixed rules, so a dimension added to spec/report-model.yaml needs only its
+ * migration (`addDimensionStatements`), no code.
+ *
+ * - `<side>_hourly` holds the facts (plus `batch`, the load that wrote the row), `<side>_<rollup>`
+ *   the rollups; their time column is `hour` (TIMESTAMP), `day` or `month` (DATE, the month's
+ *   first day).
+ * - A string dimension is dictionary-encoded: its column `<stem>_code` holds the code of the
+ *   value in `dim_<stem>` (the stem is the name without `_id`: publisher_id → publisher_code,
+ *   dim_publisher), so the fact tables are all-integer. A code dimension is an INTEGER column of
+ *   its own name; a counter a BIGINT (counts) or DOUBLE (money) of its own name.
+ */
+import { reportModel, type ReportModelTables, type Side } from "@adxkit/bindings/reports";
+import type { FactTable, Grain } from "../plan.js";
+
+const stem = (dimension: string) => dimension.replace(/_id$/, "");
+
+/** The dictionary of a string dimension. */
+export const dictionaryOf = (dimension: string) => `dim_${stem(dimension)}`;
+
+/** The column of a key dimension in every fact table. */
+export function columnOf(dimension: string, model: ReportModelTables = reportModel): string {
+  const type = model.dimensions[dimension].type;
+  if (type === "hour") return "hour";
+  return type === "string" ? `${stem(dimension)}_code` : dimension;
+}
+
+/** The time column of a table of this grain. */
+export const TIME_COLUMN: Readonly<Record<Grain, string>> = { hour: "hour", day: "day", month: "month" };
+
+/** The table of a plan's fact table. */
+export const tableOf = (table: Pick<FactTable, "side" | "name">) => `${table.side}_${table.name}`;
+
+/** Every string dimension of any key: one dictionary each. */
+export function dictionaryDimensions(model: ReportModelTables = reportModel): string[] {
+  const keys = Object.values(model.sides).flatMap((s) => s.key);
+  return [...new Set(keys)].filter((d) => model.dimensions[d].type === "string");
+}
+
+/** A SQL string literal of our own constant (a default from the spec), quotes doubled. */
+const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
+
+/**
+ * The statements that make the side's rollups of this load (`batch = $1`) in the load's
+ * transaction: the load's rows summed per day once (a temporary table), each rollup summed from
+ * that, so a load reads its hourly rows a single time however many rollups there are.
+ */
+export function rollupStatements(side: Side, model: ReportModelTables = reportModel): string[] {
+  const rollups = model.rollups.filter((r) => r.side === side);
+  if (rollups.length === 0) return [];
+  const keys = model.sides[side].key.slice(1).map((d) => columnOf(d, model));
+  const sums = model.counters.map((c) => c.name);
+  const temp = `load_${side}_daily`;
+  const statements = [
+    `CREATE OR REPLACE TEMP TABLE ${temp} AS SELECT CAST(hour AS DATE) AS day, ${keys.join(", ")}, ${sums.map((c) => `SUM(${c}) AS ${c}`).join(", ")}
+       FROM ${side}_hourly WHERE batch = $1 GROUP BY ALL`,
+  ];
+  for (const rollup of rollups) {
+    const kept = rollup.dimensions.map((d) => columnOf(d, model));
+    const time = rollup.grain === "day" ? "day" : "CAST(date_trunc('month', day) AS DATE)";
+    // Sorted by time, so the zone maps of a day or month range skip whole row groups.
+    statements.push(
+      `INSERT INTO ${side}_${rollup.name} (${TIME_COLUMN[rollup.grain]}, ${kept.join(", ")}, ${sums.join(", ")})
+         SELECT ${time} AS t, ${kept.join(", ")}, ${sums.map((c) => `SUM(${c})`).join(", ")} FROM ${temp} GROUP BY ALL ORDER BY t`,
+    );
+  }
+  statements.push(`DROP TABLE ${temp}`);
+  return statements;
+}
+
+/** The view showing a side's facts decoded (for people with a SQL prompt). */
+export function factsViewStatement(side: Side, model: ReportModelTables = reportModel): string {
+  const dims = model.sides[side].key;
+  const columns = dims.map((d, i) => (model.dimensions[d].type === "hour" ? `f.hour AS ${d}` : model.dimensions[d].type === "string" ? `d${i}.value AS ${d}` : `f.${d}`));
+  const joins = dims.map((d, i) => (model.dimensions[d].type === "string" ? ` JOIN ${dictionaryOf(d)} d${i} ON d${i}.code = f.${columnOf(d, model)}` : "")).join("");
+  return `CREATE OR REPLACE VIEW ${side}_facts AS SELECT ${[...columns, ...model.counters.map((c) => `f.${c.name}`)].join(", ")} FROM ${side}_hourly f${joins}`;
+}
+
+/**
+ * The migration statements of a dimension added to a side's key (spec/report-model.yaml, with
+ * `since` and `default`): its dictionary holding the default as code 0 (a string dimension), its
+ * column in the hourly facts and in every rollup that keeps it, holding the default for the
+ * rows already there; and the decoded view again. See docs/adding-a-report-dimension.md.
+ */
+export function addDimensionStatements(side: Side, dimension: string, model: ReportModelTables = reportModel): string[] {
+  const d = model.dimensions[dimension];
+  if (!d || !model.sides[side].key.includes(dimension)) throw new RangeError(`${dimension} is not in the ${side} key of the report model`);
+  if (d.default === undefined) throw new RangeError(`${dimension} has no default for the facts already stored`);
+  const column = columnOf(dimension, model);
+  const statements: string[] = [];
+  let fill: string;
+  if (d.type === "string") {
+    statements.push(`CREATE TABLE IF NOT EXISTS ${dictionaryOf(dimension)} (code INTEGER PRIMARY KEY, value VARCHAR NOT NULL UNIQUE)`);
+    statements.push(`INSERT INTO ${dictionaryOf(dimension)} VALUES (0, ${literal(String(d.default))}) ON CONFLICT DO NOTHING`);
+    fill = "0";
+  } else {
+    fill = String(Number(d.default));
+  }
+  const tables = [`${side}_hourly`, ...model.rollups.filter((r) => r.side === side && r.dimensions.includes(dimension)).map((r) => `${side}_${r.name}`)];
+  for (const table of tables) statements.push(`ALTER TABLE IF EXISTS ${table} ADD COLUMN IF NOT EXISTS ${column} INTEGER DEFAULT ${fill}`);
+  statements.push(factsViewStatement(side, model));
+  return statements;
+}

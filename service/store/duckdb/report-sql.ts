@@ -1,0 +1,111 @@
+/**
+ * A report plan (../plan.ts) as DuckDB SQL. Every value is a bound parameter; the only text
+ * spliced into the SQL is names from the report model (table, column and field names that match
+ * `^[a-z][a-z0-9_]*$`, checked by the spec's meta-schema) and numbers of the model (scales,
+ * decimals).
+ *
+ * Shape: the plan's parts (each a time range of one table, with scope and filters) → one
+ * aggregation by the dimensions → each row as JSON text, made by DuckDB (json_object, the
+ * dictionaries joined for names and sorting) → one string: the rows' JSON array, in order, cut
+ * at the limit, and the row count before it. JS never builds an object per row.
+ */
+import { DATE, INTEGER, TIMESTAMP, DuckDBDateValue, DuckDBTimestampValue, type DuckDBType, type DuckDBValue } from "@duckdb/node-api";
+import type { ReportMetricTable } from "@adxkit/bindings/reports";
+import type { PlanPart, ReportPlan } from "../plan.js";
+import { columnOf, dictionaryOf, TIME_COLUMN, tableOf } from "./layout.js";
+
+/** A report ready to run: one row, `total` (DOUBLE) and `rows` (the JSON array). */
+export interface ReportSql {
+  sql: string;
+  values: DuckDBValue[];
+  types: DuckDBType[];
+}
+
+/** Collects bound parameters and hands out their `$n` placeholders. */
+class Parameters {
+  readonly values: DuckDBValue[] = [];
+  readonly types: DuckDBType[] = [];
+  add(value: DuckDBValue, type: DuckDBType): string {
+    this.values.push(value);
+    this.types.push(type);
+    return `$${this.values.length}`;
+  }
+}
+
+const DAY_MS = 86_400_000;
+const timestamp = (millis: number) => new DuckDBTimestampValue(BigInt(millis) * 1000n);
+const date = (millis: number) => new DuckDBDateValue(Math.floor(millis / DAY_MS));
+
+/** `floor(x × 10^d + 0.5) / 10^d`: half up, written the same way by both engines. */
+const roundHalfUp = (x: string, decimals: number) => `floor(${x} * 1e${decimals} + 0.5) / 1e${decimals}`;
+
+/** A metric over the aggregated row `g`: a plain count as an integer, anything else a DOUBLE, 0-denominators giving `zero`. */
+export function metricSql(m: ReportMetricTable, zero: number): string {
+  if (m.integer) return `COALESCE(g.${m.numerator}, 0)`;
+  let x = `CAST(COALESCE(g.${m.numerator}, 0) AS DOUBLE)`;
+  if (m.scale !== 1) x = `${x} * ${m.scale}`;
+  if (m.denominator !== undefined) x = `${x} / CAST(g.${m.denominator} AS DOUBLE)`;
+  const value = m.decimals === undefined ? x : roundHalfUp(x, m.decimals);
+  return m.denominator === undefined ? value : `CASE WHEN COALESCE(g.${m.denominator}, 0) = 0 THEN CAST(${zero} AS DOUBLE) ELSE ${value} END`;
+}
+
+/** The dictionary codes of string values, by dimension (a value without a code is in no fact). */
+export type CodesOf = (dimension: string, values: readonly string[]) => readonly number[];
+
+/**
+ * Renders a plan; the part a table contributes reads only the columns the report needs. String
+ * values of the scope and filters are compared as their dictionary codes (`codesOf`, looked up
+ * before), so the fact tables are filtered on integers alone.
+ */
+export function renderReport(plan: ReportPlan, codesOf: CodesOf): ReportSql {
+  const params = new Parameters();
+
+  // Scope and filters, bound once and shared by every part.
+  const conditions: string[] = [];
+  const among = (dimension: string, values: readonly number[]) =>
+    values.length === 0 ? "FALSE" : `s.${columnOf(dimension)} IN (${values.map((v) => params.add(v, INTEGER)).join(", ")})`;
+  conditions.push(among(plan.scope.dimension, codesOf(plan.scope.dimension, plan.scope.values)));
+  for (const filter of plan.filters) {
+    conditions.push(among(filter.dimension, filter.type === "string" ? codesOf(filter.dimension, filter.values as string[]) : (filter.values as number[])));
+  }
+  const where = conditions.map((c) => ` AND ${c}`).join("");
+
+  const key = (part: PlanPart | undefined, i: number): string => {
+    const d = plan.dimensions[i];
+    if (d.type === "hour") return "s.hour";
+    if (d.type === "day") return part?.table.grain === "day" ? "s.day" : "CAST(s.hour AS DATE)";
+    return `s.${columnOf(d.name)}`;
+  };
+  const project = (part: PlanPart | undefined) => [...plan.dimensions.map((_, i) => `${key(part, i)} AS k${i}`), ...plan.counters.map((c) => `s.${c} AS ${c}`)].join(", ");
+  const parts = plan.parts.map((part) => {
+    const time = TIME_COLUMN[part.table.grain];
+    const [from, to] = part.table.grain === "hour" ? [params.add(timestamp(part.from), TIMESTAMP), params.add(timestamp(part.to), TIMESTAMP)] : [params.add(date(part.from), DATE), params.add(date(part.to), DATE)];
+    return `SELECT ${project(part)} FROM ${tableOf(part.table)} s WHERE s.${time} BETWEEN ${from} AND ${to}${where}`;
+  });
+  // No hour in the range: nothing to read, yet a report without dimensions still has its zero row.
+  if (parts.length === 0) parts.push(`SELECT ${project(undefined)} FROM ${plan.side}_hourly s WHERE FALSE${where}`);
+
+  const keys = plan.dimensions.map((_, i) => `k${i}`);
+  const grouped = `SELECT ${[...keys, ...plan.counters.map((c) => `SUM(${c}) AS ${c}`)].join(", ")} FROM (${parts.join(" UNION ALL ")})${keys.length > 0 ? ` GROUP BY ${keys.join(", ")}` : ""}`;
+
+  // Strings leave as names (joined only here, after grouping); days and hours as text.
+  const joins = plan.dimensions.map((d, i) => (d.type === "string" ? ` JOIN ${dictionaryOf(d.name)} d${i} ON d${i}.code = g.k${i}` : "")).join("");
+  const field = (i: number) => {
+    const d = plan.dimensions[i];
+    if (d.type === "string") return `d${i}.value`;
+    if (d.type === "day") return `strftime(g.k${i}, '%Y-%m-%d')`;
+    if (d.type === "hour") return `strftime(g.k${i}, '%Y-%m-%dT%H:%M:%S')`;
+    return `g.k${i}`;
+  };
+  const pairs = [...plan.dimensions.map((d, i) => `'${d.name}', ${field(i)}`), ...plan.metrics.map((m) => `'${m.name}', ${metricSql(m, plan.zeroDenominator)}`)];
+  if (plan.dimensions.length === 0) {
+    // One total row, always: no sorting, counting or limit to do.
+    return { sql: `WITH g AS (${grouped}) SELECT CAST(1 AS DOUBLE) AS total, '[' || json_object(${pairs.join(", ")}) || ']' AS rows FROM g`, values: params.values, types: params.types };
+  }
+  const order = plan.dimensions.map((d, i) => (d.type === "string" ? `d${i}.value` : `g.k${i}`)).join(", ");
+  const rows = `SELECT json_object(${pairs.join(", ")}) AS j, row_number() OVER (${order ? `ORDER BY ${order}` : ""}) AS n, count(*) OVER () AS total FROM g${joins}`;
+  const sql =
+    `WITH g AS (${grouped}), r AS (${rows}) ` +
+    `SELECT CAST(COALESCE(max(total), 0) AS DOUBLE) AS total, '[' || COALESCE(string_agg(j, ',' ORDER BY n), '') || ']' AS rows FROM r WHERE n <= ${params.add(plan.limit, INTEGER)}`;
+  return { sql, values: params.values, types: params.types };
+}
