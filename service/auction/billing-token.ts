@@ -2,9 +2,13 @@
  * The token in the exchange's own burl (`/events/billing?token=…`): what the billing event needs
  * to record the impression and call the bidder's burl, sealed (token-seal.ts: AES-256-GCM under
  * the billing key ring) so that nobody else can mint or change one, and whoever holds the markup
- * cannot read the clearing price or the bidder's own billing URL from it.
+ * cannot read the clearing price or the bidder's own billing URL from it. The facts' dimensions
+ * travel as the auction key of the fact-key codec (@adxkit/bindings/reports), with its version: a
+ * token minted before a dimension was added still counts, the new dimension taking its default;
+ * one of a newer version is refused, saying so.
  */
 import { randomBytes } from "node:crypto";
+import { decodeAuctionKey, type AuctionKey } from "@adxkit/bindings/reports";
 import type { SealKeyRing } from "./token-seal.js";
 
 /** What a billing token carries. */
@@ -15,22 +19,14 @@ export interface BillingClaims {
   aid: string;
   /** Imp id. */
   iid: string;
-  /** Bidder id (the demand reports' bidder_id). */
-  bdr: string;
   seat: string;
   /** Clearing price, CPM in micro-units. */
   px: number;
   cur: string;
   /** The bidder's burl with its macros replaced, when it gave one. */
   burl?: string;
-  /** Dimensions of the facts: date_hour of the auction, publisher, bundle, placement, ad format, platform, country. */
-  dh: string;
-  pub: string;
-  app: string;
-  plc: string;
-  fmt: number;
-  plt: number;
-  cty: string;
+  /** The auction key: [fact-key version, ...the dimensions of both sides' facts] (encodeAuctionKey). */
+  k: (string | number)[];
   /** Expiry, epoch milliseconds. */
   exp: number;
 }
@@ -38,7 +34,8 @@ export interface BillingClaims {
 /** Why a token is refused, as rule ids of the 403 answer. */
 export type BillingTokenProblem = "billing-token-invalid" | "billing-token-expired";
 
-export type VerifyResult = { ok: true; claims: BillingClaims } | { ok: false; rule: BillingTokenProblem; message: string };
+/** A genuine token's claims and the key its facts count under. */
+export type VerifyResult = { ok: true; claims: BillingClaims; key: AuctionKey } | { ok: false; rule: BillingTokenProblem; message: string };
 
 // Token ids: a random prefix per process and a counter, unique without a random draw per token.
 const idPrefix = randomBytes(9).toString("base64url");
@@ -67,28 +64,43 @@ export function openBillingToken(token: unknown, ring: SealKeyRing, now: number)
   if (token.length > 16 * 1024) return invalid("token is too long");
   const opened = ring.open(token);
   if (!opened.ok) return invalid(problems[opened.problem]);
-  let claims: BillingClaims;
+  let payload: unknown;
   try {
-    claims = JSON.parse(opened.plaintext.toString("utf8"));
+    payload = JSON.parse(opened.plaintext.toString("utf8"));
   } catch {
     return invalid("token payload is not JSON");
   }
+  const claims = withAuctionKey(payload);
   if (!isClaims(claims)) return invalid("token payload is incomplete");
+  // The key must read (its version, its values' shapes); whether the store keeps its facts is the
+  // exchange's check before it answers (billing-fact-refused).
+  const key = decodeAuctionKey(claims.k);
+  if (typeof key === "string") return invalid(`token auction key: ${key}`);
   if (claims.exp <= now) return { ok: false, rule: "billing-token-expired", message: `token expired at ${new Date(claims.exp).toISOString()}` };
-  return { ok: true, claims };
+  return { ok: true, claims, key };
 }
 
-const dateHour = /^\d{4}-\d{2}-\d{2}T\d{2}:00:00$/;
 const count = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0;
 
-/** The claims' shape, values included: even a token signed with the key must make a fact the store takes. */
+/**
+ * Tokens minted before the auction key had versions carried its dimensions as claims of their own
+ * (dh, pub, app, plc, fmt, plt, cty, bdr): they are fact-key version 1. Those still count until
+ * they expire; this turns their claims into the key.
+ */
+function withAuctionKey(payload: any): any {
+  if (typeof payload !== "object" || payload === null || Array.isArray(payload) || payload.k !== undefined || payload.dh === undefined) return payload;
+  const { dh, pub, app, plc, fmt, plt, cty, bdr, ...rest } = payload;
+  return { ...rest, k: [1, dh, pub, app, plc, fmt, plt, cty, bdr] };
+}
+
+/** The claims' shape (the key's values are checked by the codec). */
 function isClaims(c: any): c is BillingClaims {
   return (
     typeof c === "object" && c !== null && !Array.isArray(c) &&
-    ["jti", "aid", "iid", "bdr", "seat", "cur", "dh", "pub", "app", "plc", "cty"].every((k) => typeof c[k] === "string") &&
-    ["px", "fmt", "plt"].every((k) => count(c[k])) &&
+    ["jti", "aid", "iid", "seat", "cur"].every((k) => typeof c[k] === "string") &&
+    count(c.px) &&
+    Array.isArray(c.k) &&
     Number.isFinite(c.exp) &&
-    dateHour.test(c.dh) &&
     (c.burl === undefined || typeof c.burl === "string")
   );
 }

@@ -9,8 +9,9 @@ import { performance } from "node:perf_hooks";
 import { auctionRejectionOfRule, auctionRules, validateBidResponse, type AuctionRejection, type Bid, type BidRequest, type BidResponse, type Imp, type SeatBid } from "@adxkit/bindings";
 import type { OperationInput, OperationOutput } from "@adxkit/bindings/fastify";
 import { adFormatOf, adFormatsOffered, dateHourOf, requestDimensions, type RequestDimensions } from "../events/dimensions.js";
-import { FactAggregator, storeRefusal, type DemandKey, type EventLogger, type FactCounts, type FactIncrement, type FactSink, type SupplyKey } from "../events/facts.js";
+import { FactAggregator, SpoolVersionError, storeRefusal, type DemandKey, type EventLogger, type FactCounts, type FactIncrement, type FactSink, type SupplyKey } from "../events/facts.js";
 import { parsePosition, Spool } from "../events/spool.js";
+import { demandKeyOf, encodeAuctionKey, supplyKeyOf } from "@adxkit/bindings/reports";
 import { newTokenId, openBillingToken, sealBillingToken, type BillingClaims } from "./billing-token.js";
 import { checkBid, describe, impRules, requestRules, type ImpRules, type Rejection, type RequestRules, type TextMarkupBid } from "./bid-checks.js";
 import type { BidderConfig } from "./bidders.js";
@@ -615,18 +616,11 @@ export class Exchange {
         jti: newTokenId(),
         aid: context.request.id,
         iid: slot.imp.id,
-        bdr: candidate.bidder.config.id,
         seat: candidate.seat,
         px: winner.clearingMicros,
         cur: candidate.currency,
         burl: bid.burl !== undefined ? replaceMacros(bid.burl, values, "url") : undefined,
-        dh: context.dateHour,
-        pub: context.dims.publisher_id,
-        app: context.dims.app_bundle_id,
-        plc: slot.placement,
-        fmt: slot.adFormat,
-        plt: context.dims.platform,
-        cty: context.dims.country,
+        k: encodeAuctionKey({ ...slot.supplyKey, bidder_id: candidate.bidder.config.id }),
         exp: expires,
       };
       const markup = winner.markup ?? bid.adm!;
@@ -669,14 +663,15 @@ export class Exchange {
       this.counters.billing[verdict.rule === "billing-token-expired" ? "expired" : "invalid"]++;
       return { status: 403, body: { errors: [{ path: "/token", rule: verdict.rule, message: verdict.message }] } };
     }
-    const c = verdict.claims;
+    const { claims: c, key } = verdict;
     if (this.seenTokens.has(c.jti)) {
       this.counters.billing.duplicate++;
       return { status: 204 };
     }
-    const counts = { impression: 1, cpmMicros: c.px };
-    const supplyKey: SupplyKey = { date_hour: c.dh, publisher_id: c.pub, app_bundle_id: c.app, placement_id: c.plc, ad_format: c.fmt, platform: c.plt, country: c.cty };
-    const demandKey: DemandKey = { date_hour: c.dh, bidder_id: c.bdr, ad_format: c.fmt, platform: c.plt };
+    // Money counters count nano-dollars: a CPM in micro-units is that per impression.
+    const counts: FactCounts = { impression: 1, revenue: c.px };
+    const supplyKey = supplyKeyOf(key);
+    const demandKey = demandKeyOf(key);
     // A 204 means counted: a fact the store would refuse at the flush is refused here, unacknowledged.
     const refused = storeRefusal("supply", supplyKey, counts) ?? storeRefusal("demand", demandKey, counts);
     if (refused !== undefined) {
@@ -701,7 +696,7 @@ export class Exchange {
       return { status: 503, body: { errors: [{ path: "", rule: "billing-not-recorded", message: "the billing call could not be recorded durably; call again later" }] } };
     }
     this.counters.billing.recorded++;
-    if (c.burl !== undefined) this.noticeQueue.send("billing", c.burl, { auction: c.aid, bidder: c.bdr, imp: c.iid });
+    if (c.burl !== undefined) this.noticeQueue.send("billing", c.burl, { auction: c.aid, bidder: key.bidder_id, imp: c.iid });
     return { status: 204 };
   }
 
@@ -722,6 +717,8 @@ export class Exchange {
         for (const token of this.facts.replay(record)) this.seenTokens.set(token.id, token.expiresAt);
         replayed++;
       } catch (error) {
+        // Written by a newer adxkit: skipping would lose its counts; keep the spool and stop.
+        if (error instanceof SpoolVersionError) throw new SpoolVersionError(`${this.spool.dir}, segment ${position.segment}, line ${position.line}: ${error.message}`);
         skipped++;
         this.logger.error({ err: error, segment: position.segment, line: position.line }, "spool line skipped");
       }

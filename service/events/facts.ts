@@ -11,27 +11,43 @@
  * reads the store's checkpoint and `replay`s the lines after it.
  */
 import { factProblem } from "../store/fact.js";
+import {
+  FACT_KEY_VERSION,
+  INCREMENT_COUNTS_AT,
+  decodeIncrement,
+  keyVersionProblem,
+  demandKeyId,
+  encodeDemandIncrement,
+  encodeSupplyIncrement,
+  reportModel,
+  supplyKeyId,
+  type Counter,
+  type DemandKey,
+  type IncrementCounts,
+  type SupplyKey,
+} from "@adxkit/bindings/reports";
 import type { CountedBillingToken, DemandFact, Fact, IngestOptions, ReportStore, SupplyFact } from "../store/store.js";
 import { formatPosition, LineBuilder, type Spool, type SpoolPosition } from "./spool.js";
 
-export type { CountedBillingToken, DemandFact, Fact, SupplyFact };
+export type { CountedBillingToken, DemandFact, DemandKey, Fact, SupplyFact, SupplyKey };
 
 /** Where facts go: the report store, or anything with its `ingest` (a spool needs `recoveryState` too). */
 export type FactSink = Pick<ReportStore, "ingest"> & Partial<Pick<ReportStore, "recoveryState">>;
 
-/** The key of a supply fact. */
-export type SupplyKey = Pick<SupplyFact, "date_hour" | "publisher_id" | "app_bundle_id" | "placement_id" | "ad_format" | "platform" | "country">;
-/** The key of a demand fact. */
-export type DemandKey = Pick<DemandFact, "date_hour" | "bidder_id" | "ad_format" | "platform">;
-
-/** Counts to add to one key. Revenue is given as the sum of the impressions' CPM in micro-units. */
-export interface FactCounts {
-  request?: number;
-  response?: number;
-  impression?: number;
-  /** Σ clearing price (CPM, micro-units) of the impressions; revenue = this / 1e9 (CPM / 1000). */
-  cpmMicros?: number;
+/**
+ * A spool line of a fact-key version newer than this adxkit reads (it was written by a newer
+ * one): replaying it would lose its counts, so the exchange refuses to start instead.
+ */
+export class SpoolVersionError extends Error {
+  override readonly name = "SpoolVersionError";
+  readonly code = "ADX_ERR_SPOOL_VERSION_NEWER";
 }
+
+/**
+ * Counts to add to one key, by counter (spec/report-model.yaml). Money is in integer
+ * nano-dollars, so sums stay exact: an impression cleared at a CPM of p micro-units adds p.
+ */
+export type FactCounts = IncrementCounts;
 
 /** Counts added to one supply or demand key by an event. `id` is the key's aggregate id (supplyId, demandId). */
 export type FactIncrement =
@@ -57,11 +73,13 @@ export interface EventLogger {
 interface Entry {
   key: SupplyKey | DemandKey;
   side: "supply" | "demand";
-  request: number;
-  response: number;
-  impression: number;
-  cpmMicros: number;
+  /** The counters' sums, in the model's order. */
+  counts: number[];
 }
+
+const COUNTERS: readonly Counter[] = reportModel.counters.map((c) => c.name);
+/** Money leaves the aggregate in USD: nano-dollars / 1e9. */
+const UNIT = reportModel.counters.map((c) => (c.type === "money" ? 1e9 : 1));
 
 export interface FactAggregatorOptions {
   sink: FactSink;
@@ -72,26 +90,24 @@ export interface FactAggregatorOptions {
   spool?: Spool;
 }
 
-const SEP = "\u0000";
 const noop = () => {};
 const silent: EventLogger = { info: noop, warn: noop, error: noop };
 const done = Promise.resolve();
 
-/** A spool line's increment: ["s", date_hour, publisher, bundle, placement, format, platform, country, request, response, impression, cpmMicros] or ["d", date_hour, bidder, format, platform, …counts]. */
+/** A spool line's increment: the fact-key codec's tuple, [side letter, ...key, ...counts] (generated/reports/facts.ts). */
 type SpooledIncrement = (string | number)[];
 
 /**
- * The spool line of the current turn, until the spool writes it: `f` the increments of its
- * events summed per aggregate id, `ts` their billing tokens as [id, expiresAt]. (Lines of
- * earlier versions held one event each, its token as `t`; replay reads both.)
+ * The spool line of the current turn, until the spool writes it: `v` the fact-key version of its
+ * increments, `f` the increments of its events summed per aggregate id, `ts` their billing tokens
+ * as [id, expiresAt]. (Lines of earlier versions had no `v`, meaning version 1, and held one event
+ * each, its token as `t`; replay reads them all.)
  */
 interface TurnLine {
   increments: Map<string, SpooledIncrement>;
   tokens: [string, number][];
   written: Promise<void>;
 }
-/** Index of the first count in a spooled increment, by side. */
-const COUNTS_AT = { supply: 8, demand: 5 } as const;
 
 /** Adds counts up per fact key and flushes them to the sink every `flushMs` and on close. */
 export class FactAggregator {
@@ -125,12 +141,12 @@ export class FactAggregator {
 
   /** The aggregate's id of a supply key (pass it back to `supply` when adding to the same key again). */
   supplyId(key: SupplyKey): string {
-    return `s${SEP}${key.date_hour}${SEP}${key.publisher_id}${SEP}${key.app_bundle_id}${SEP}${key.placement_id}${SEP}${key.ad_format}${SEP}${key.platform}${SEP}${key.country}`;
+    return supplyKeyId(key);
   }
 
   /** The aggregate's id of a demand key. */
   demandId(key: DemandKey): string {
-    return `d${SEP}${key.date_hour}${SEP}${key.bidder_id}${SEP}${key.ad_format}${SEP}${key.platform}`;
+    return demandKeyId(key);
   }
 
   /**
@@ -149,11 +165,8 @@ export class FactAggregator {
       let spooledIncrement = line.increments.get(increment.id);
       if (spooledIncrement === undefined) line.increments.set(increment.id, (spooledIncrement = spooled(increment)));
       else {
-        const at = COUNTS_AT[increment.side];
-        (spooledIncrement[at] as number) += counts.request ?? 0;
-        (spooledIncrement[at + 1] as number) += counts.response ?? 0;
-        (spooledIncrement[at + 2] as number) += counts.impression ?? 0;
-        (spooledIncrement[at + 3] as number) += counts.cpmMicros ?? 0;
+        const at = INCREMENT_COUNTS_AT[increment.side];
+        for (let i = 0; i < COUNTERS.length; i++) (spooledIncrement[at + i] as number) += counts[COUNTERS[i]] ?? 0;
       }
     }
     if (event.billingToken) line.tokens.push([event.billingToken.id, event.billingToken.expiresAt]);
@@ -170,7 +183,8 @@ export class FactAggregator {
     line.written = spool.append(
       new LineBuilder(() => {
         seal();
-        return line.tokens.length > 0 ? { f: [...line.increments.values()], ts: line.tokens } : { f: [...line.increments.values()] };
+        const f = [...line.increments.values()];
+        return line.tokens.length > 0 ? { v: FACT_KEY_VERSION, f, ts: line.tokens } : { v: FACT_KEY_VERSION, f };
       }),
     );
     // A line the spool refused is never written: the next event starts another (the refusal reaches every caller of this one).
@@ -180,16 +194,20 @@ export class FactAggregator {
 
   /**
    * Adds a spool line read back after a crash to the aggregate (not to the spool again).
-   * Returns its billing tokens; throws a TypeError for a line of another shape.
+   * Returns its billing tokens; throws a TypeError for a line of another shape, or of a fact-key
+   * version newer than this adxkit reads (saying so).
    */
   replay(line: unknown): CountedBillingToken[] {
-    const { f, t, ts } = (line ?? {}) as { f?: unknown; t?: unknown; ts?: unknown };
+    const { v, f, t, ts } = (line ?? {}) as { v?: unknown; f?: unknown; t?: unknown; ts?: unknown };
     if (!Array.isArray(f)) throw new TypeError("spool line without increments");
+    // Lines written before the key had versions are version 1.
+    const version = v === undefined ? 1 : (v as number);
+    if (typeof version === "number" && version > FACT_KEY_VERSION) throw new SpoolVersionError(keyVersionProblem(version)!);
     const pairs = ts !== undefined ? ts : t !== undefined ? [t] : [];
     if (!Array.isArray(pairs) || !pairs.every((p) => Array.isArray(p) && typeof p[0] === "string" && typeof p[1] === "number")) {
       throw new TypeError("spool line with a malformed billing token");
     }
-    const increments = f.map(unspooled);
+    const increments = f.map((item) => decodeIncrement(item, version));
     for (const increment of increments) {
       const id = increment.side === "supply" ? this.supplyId(increment.key) : this.demandId(increment.key);
       this.add(id, increment.side, increment.key, increment.counts);
@@ -203,13 +221,10 @@ export class FactAggregator {
     this.unflushedSince ??= Date.now();
     let entry = this.pending.get(id);
     if (entry === undefined) {
-      entry = { key: { ...key }, side, request: 0, response: 0, impression: 0, cpmMicros: 0 };
+      entry = { key: { ...key }, side, counts: COUNTERS.map(() => 0) };
       this.pending.set(id, entry);
     }
-    entry.request += counts.request ?? 0;
-    entry.response += counts.response ?? 0;
-    entry.impression += counts.impression ?? 0;
-    entry.cpmMicros += counts.cpmMicros ?? 0;
+    for (let i = 0; i < COUNTERS.length; i++) entry.counts[i] += counts[COUNTERS[i]] ?? 0;
   }
 
   /**
@@ -276,7 +291,7 @@ export class FactAggregator {
         this.inFlightSince = undefined;
         for (const id of ids) {
           const entry = batch.get(id)!;
-          this.add(id, entry.side, entry.key, entry);
+          this.add(id, entry.side, entry.key, Object.fromEntries(COUNTERS.map((c, i) => [c, entry.counts[i]])));
         }
         this.pendingTokens.unshift(...tokens);
         return 0;
@@ -311,41 +326,14 @@ export class FactAggregator {
  * keep it: the store's own rule (store/fact.ts), applied before an event is acknowledged.
  */
 export function storeRefusal(side: "supply" | "demand", key: SupplyKey | DemandKey, counts: FactCounts): string | undefined {
-  return factProblem(toFact({ key, side, request: counts.request ?? 0, response: counts.response ?? 0, impression: counts.impression ?? 0, cpmMicros: counts.cpmMicros ?? 0 }));
+  return factProblem(toFact({ key, side, counts: COUNTERS.map((c) => counts[c] ?? 0) }));
 }
 
 function spooled(increment: FactIncrement): SpooledIncrement {
-  const c = increment.counts;
-  const counts = [c.request ?? 0, c.response ?? 0, c.impression ?? 0, c.cpmMicros ?? 0];
-  if (increment.side === "supply") {
-    const k = increment.key;
-    return ["s", k.date_hour, k.publisher_id, k.app_bundle_id, k.placement_id, k.ad_format, k.platform, k.country, ...counts];
-  }
-  const k = increment.key;
-  return ["d", k.date_hour, k.bidder_id, k.ad_format, k.platform, ...counts];
-}
-
-const isText = (v: unknown): v is string => typeof v === "string";
-const isCount = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
-
-type Unspooled = { side: "supply"; key: SupplyKey; counts: FactCounts } | { side: "demand"; key: DemandKey; counts: FactCounts };
-
-function unspooled(item: unknown): Unspooled {
-  const a = item as unknown[];
-  if (Array.isArray(a) && a[0] === "s" && a.length === 12 && [1, 2, 3, 4, 7].every((i) => isText(a[i])) && a.slice(5, 7).every(isCount) && a.slice(8).every(isCount)) {
-    const [, date_hour, publisher_id, app_bundle_id, placement_id, ad_format, platform, country, request, response, impression, cpmMicros] = a as [string, string, string, string, string, number, number, string, number, number, number, number];
-    return { side: "supply", key: { date_hour, publisher_id, app_bundle_id, placement_id, ad_format, platform, country }, counts: { request, response, impression, cpmMicros } };
-  }
-  if (Array.isArray(a) && a[0] === "d" && a.length === 9 && isText(a[1]) && isText(a[2]) && a.slice(3).every(isCount)) {
-    const [, date_hour, bidder_id, ad_format, platform, request, response, impression, cpmMicros] = a as [string, string, string, number, number, number, number, number, number];
-    return { side: "demand", key: { date_hour, bidder_id, ad_format, platform }, counts: { request, response, impression, cpmMicros } };
-  }
-  throw new TypeError(`spool increment of an unknown shape: ${JSON.stringify(item)?.slice(0, 200)}`);
+  return increment.side === "supply" ? encodeSupplyIncrement(increment.key, increment.counts) : encodeDemandIncrement(increment.key, increment.counts);
 }
 
 function toFact(entry: Entry): Fact {
-  const metrics = { request: entry.request, response: entry.response, impression: entry.impression, revenue: entry.cpmMicros / 1e9 };
-  return entry.side === "supply"
-    ? ({ side: "supply", ...(entry.key as SupplyKey), ...metrics } satisfies SupplyFact)
-    : ({ side: "demand", ...(entry.key as DemandKey), ...metrics } satisfies DemandFact);
+  const counts = Object.fromEntries(COUNTERS.map((c, i) => [c, entry.counts[i] / UNIT[i]])) as Record<Counter, number>;
+  return { side: entry.side, ...entry.key, ...counts } as Fact;
 }

@@ -13,6 +13,15 @@ export function successEnvelope(total: number, rows: ReportRow[], now?: Date): R
   return { timestamp: envelopeTimestamp(now), status: { code: ReportStatusCode.Success, msg: reportStatusMessage(0) }, data: { total, data: rows } };
 }
 
+/**
+ * The success envelope as JSON text around rows that are JSON text already (the store's
+ * `reportJson`): a heavy report is sent without parsing or building its rows.
+ */
+export function successEnvelopeJson(total: number, rowsJson: string, now?: Date): string {
+  const head = JSON.stringify({ timestamp: envelopeTimestamp(now), status: { code: ReportStatusCode.Success, msg: reportStatusMessage(0) } });
+  return `${head.slice(0, -1)},"data":{"total":${JSON.stringify(total)},"data":${rowsJson}}}`;
+}
+
 export function errorEnvelope(code: number, detail?: string, now?: Date): ReportEnvelope {
   const status: ReportEnvelope["status"] = { code, msg: reportStatusMessage(code) };
   if (detail) status.detail = detail;

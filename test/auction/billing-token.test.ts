@@ -2,21 +2,30 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
+import { encodeAuctionKey, type AuctionKey } from "@adxkit/bindings/reports";
 import { billingKeysFile, loadBillingKeys, rotateBillingKeys } from "../../service/auction/billing-keys.js";
 import { newTokenId, openBillingToken, sealBillingToken, type BillingClaims } from "../../service/auction/billing-token.js";
 import { newSealKeyText, sealKey, SealKeyRing } from "../../service/auction/token-seal.js";
 
 const ring = new SealKeyRing([sealKey("secret-1")]);
+const key: AuctionKey = { date_hour: "2026-01-01T10:00:00", publisher_id: "p", app_bundle_id: "com.x", placement_id: "pl", ad_format: 1, platform: 2, country: "USA", bidder_id: "dsp" };
 const claims: BillingClaims = {
-  jti: newTokenId(), aid: "a", iid: "1", bdr: "dsp", seat: "s", px: 1_510_000, cur: "USD", burl: "https://b.example/bill?p=1.51",
-  dh: "2026-01-01T10:00:00", pub: "p", app: "com.x", plc: "pl", fmt: 1, plt: 2, cty: "USA", exp: 2_000,
+  jti: newTokenId(), aid: "a", iid: "1", seat: "s", px: 1_510_000, cur: "USD", burl: "https://b.example/bill?p=1.51", k: encodeAuctionKey(key), exp: 2_000,
 };
+/** Tokens of other fact-key versions and formats, and what the exchange does with each (test/fixtures/fact-key/tokens.json). */
+const fixtures: { name: string; claims: object; key?: AuctionKey; refused?: string }[] = JSON.parse(readFileSync(new URL("../fixtures/fact-key/tokens.json", import.meta.url), "utf8"));
 
 describe("billing token", () => {
-  test("round trip", () => {
+  test("round trip: the claims, and the key their facts count under", () => {
     const token = sealBillingToken(claims, ring);
     expect(token).toMatch(/^[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]+$/);
-    expect(openBillingToken(token, ring, 1_000)).toEqual({ ok: true, claims });
+    expect(openBillingToken(token, ring, 1_000)).toEqual({ ok: true, claims, key });
+  });
+
+  test.each(fixtures)("other versions: $name", ({ claims: payload, key: expected, refused }) => {
+    const verdict = openBillingToken(sealBillingToken(payload as BillingClaims, ring), ring, 1_000);
+    if (refused !== undefined) expect(verdict).toMatchObject({ ok: false, rule: "billing-token-invalid", message: expect.stringContaining(refused) });
+    else expect(verdict).toMatchObject({ ok: true, key: expected });
   });
 
   test("is opaque: neither the price, the bidder's burl nor any claim can be read from it", () => {

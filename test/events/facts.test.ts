@@ -35,8 +35,8 @@ describe("fact aggregator", () => {
     add(agg, "supply", supplyKey, { request: 1, response: 1 });
     add(agg, "supply", { ...supplyKey, placement_id: "other" }, { request: 1 });
     add(agg, "demand", demandKey, { request: 1 });
-    add(agg, "supply", supplyKey, { impression: 1, cpmMicros: 1_510_000 });
-    add(agg, "demand", demandKey, { response: 1, impression: 1, cpmMicros: 1_510_000 });
+    add(agg, "supply", supplyKey, { impression: 1, revenue: 1_510_000 });
+    add(agg, "demand", demandKey, { response: 1, impression: 1, revenue: 1_510_000 });
     expect(await agg.flush()).toBe(3);
     expect(sink.facts).toContainEqual({ side: "supply", ...supplyKey, request: 2, response: 1, impression: 1, revenue: 0.00151 });
     expect(sink.facts).toContainEqual({ side: "demand", ...demandKey, request: 1, response: 1, impression: 1, revenue: 0.00151 });
@@ -135,7 +135,7 @@ describe("fact aggregator with a spool", () => {
     const { spool, store: sink, agg } = spooledAggregator();
     open.push(agg);
     for (let n = 0; n < 20; n++) await agg.record(withIds(agg, [increment("supply", { request: 1 }), increment("demand", { request: 1 })]));
-    await agg.record(withIds(agg, [increment("supply", { impression: 1, cpmMicros: 2_000_000 })]), { billingToken: { id: "tok-1", expiresAt: 9e12 }, sync: true });
+    await agg.record(withIds(agg, [increment("supply", { impression: 1, revenue: 2_000_000 })]), { billingToken: { id: "tok-1", expiresAt: 9e12 }, sync: true });
     expect(spool.stats().appended).toBe(21);
     const position = spool.position;
     expect(await agg.flush()).toBe(2);
@@ -148,7 +148,7 @@ describe("fact aggregator with a spool", () => {
   test("replaying the spool's lines rebuilds the same facts and tokens (any events)", async () => {
     const event = fc.record({
       increments: fc.array(
-        fc.tuple(fc.constantFrom("supply" as const, "demand" as const), fc.record({ request: fc.nat(3), response: fc.nat(3), impression: fc.nat(2), cpmMicros: fc.nat(5_000_000) }), fc.constantFrom("a", "b", "é\n\"")),
+        fc.tuple(fc.constantFrom("supply" as const, "demand" as const), fc.record({ request: fc.nat(3), response: fc.nat(3), impression: fc.nat(2), revenue: fc.nat(5_000_000) }), fc.constantFrom("a", "b", "é\n\"")),
         { minLength: 1, maxLength: 4 },
       ),
       token: fc.option(fc.string({ minLength: 1, maxLength: 12 }), { nil: undefined }),
@@ -187,6 +187,7 @@ describe("fact aggregator with a spool", () => {
     const lines = [...Spool.open(spool.dir).replay()].map((r) => r.record);
     expect(lines).toEqual([
       {
+        v: 1,
         f: [
           ["s", ...Object.values(supplyKey), 50, 0, 0, 0],
           ["d", ...Object.values(demandKey), 50, 25, 0, 0],

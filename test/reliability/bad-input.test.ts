@@ -655,7 +655,9 @@ describe("POST /openrtb2/auction: bad requests are 400 in the auction's own form
 });
 
 describe("GET /events/billing: bad tokens are 403 in the exchange's own form, and count nothing", SUITE_TIMEOUT, () => {
-  const claims: BillingClaims = { jti: "t-1", aid: "a-1", iid: "1", bdr: "dsp-1", seat: "seat-1", px: 1_510_000, cur: "USD", dh: "2026-11-23T10:00:00", pub: "pub-1", app: "com.example", plc: "p-1", fmt: 1, plt: 2, cty: "USA", exp: Date.now() + 3_600_000 };
+  // Claims of the first token format (the key's dimensions as claims of their own), which the
+  // exchange still honours as fact-key version 1: each field can be broken on its own here.
+  const claims = { jti: "t-1", aid: "a-1", iid: "1", bdr: "dsp-1", seat: "seat-1", px: 1_510_000, cur: "USD", dh: "2026-11-23T10:00:00", pub: "pub-1", app: "com.example", plc: "p-1", fmt: 1, plt: 2, cty: "USA", exp: Date.now() + 3_600_000 } as unknown as BillingClaims;
   const genuine = sealBillingToken(claims, BILLING_KEYS);
   const [keyId, sealed] = genuine.split(".");
   const b64 = (value: unknown) => Buffer.from(typeof value === "string" ? value : JSON.stringify(value)).toString("base64url");
@@ -669,6 +671,10 @@ describe("GET /events/billing: bad tokens are 403 in the exchange's own form, an
     ),
     fc.constantFrom({ ...claims, px: -1 }, { ...claims, px: 1.5 }, { ...claims, fmt: -2 }, { ...claims, dh: "2026-11-23T10:30:00" }, { ...claims, dh: "yesterday" }, { ...claims, exp: "never" }, [claims], null, "claims", 42),
     fc.constantFrom("jti", "px", "dh", "exp", "bdr").map((key) => Object.fromEntries(Object.entries(claims).filter(([k]) => k !== key))),
+    // The current format: an auction key of a newer version, of the wrong length, or with a value of the wrong type.
+    fc.constantFrom([2, "2026-11-23T10:00:00", "pub-1", "com.example", "p-1", 1, 2, "USA", "dsp-1"], [1, "2026-11-23T10:00:00"], [1, "2026-11-23T10:00:00", "pub-1", "com.example", "p-1", "1", 2, "USA", "dsp-1"], "k").map((k) => ({
+      jti: "t-2", aid: "a-1", iid: "1", seat: "seat-1", px: 1, cur: "USD", k, exp: Date.now() + 3_600_000,
+    })),
   );
   /** A token query (the value as sent, URL-encoded where it needs to be), and what it is. */
   const badQuery: fc.Arbitrary<{ query: string; what: string; expired?: boolean }> = fc.oneof(

@@ -9,6 +9,7 @@ import fc from "fast-check";
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { auctionRules, reportLimits } from "@adxkit/bindings";
+import { encodeAuctionKey } from "@adxkit/bindings/reports";
 import { registerExchange, type ExchangeHandle } from "../../service/auction/index.js";
 import { sealBillingToken, newTokenId, type BillingClaims } from "../../service/auction/billing-token.js";
 import { openStore, type ReportStore } from "../../service/store/index.js";
@@ -128,8 +129,9 @@ describe("a billing call answers 2xx only once its fact is durable and kept by t
 
   test("a genuine token whose impression the store would refuse gets 500 billing-fact-refused, and nothing is recorded", async () => {
     const claims: BillingClaims = {
-      jti: newTokenId(), aid: "r", iid: "1", bdr: "dsp-a", seat: "s", px: 1_510_000, cur: "USD", dh: "2026-06-02T08:00:00",
-      pub: "pub-1", app: "b", plc: "x".repeat(600), fmt: 1, plt: 2, cty: "USA", exp: clock() + 60_000,
+      jti: newTokenId(), aid: "r", iid: "1", seat: "s", px: 1_510_000, cur: "USD",
+      k: encodeAuctionKey({ date_hour: "2026-06-02T08:00:00", publisher_id: "pub-1", app_bundle_id: "b", placement_id: "x".repeat(600), ad_format: 1, platform: 2, country: "USA", bidder_id: "dsp-a" }),
+      exp: clock() + 60_000,
     };
     const before = handle.stats().billing;
     const call = await app.inject({ method: "GET", url: `/events/billing?token=${sealBillingToken(claims, BILLING_KEYS)}` });
