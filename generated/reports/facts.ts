@@ -42,6 +42,29 @@ export interface DemandKey {
   platform: number;
 }
 
+
+/**
+ * What a supply key is made of: the dimensions of the first key version, and those added since
+ * (optional: they take their declared default until the code that makes keys fills them).
+ */
+export type SupplyKeyInput = Omit<SupplyKey, never> & Partial<Pick<SupplyKey, never>>;
+
+/** A supply key, the dimensions not given holding their defaults. */
+export function supplyKey(k: SupplyKeyInput): SupplyKey {
+  return { date_hour: k.date_hour, publisher_id: k.publisher_id, app_bundle_id: k.app_bundle_id, placement_id: k.placement_id, ad_format: k.ad_format, platform: k.platform, country: k.country };
+}
+
+/**
+ * What a demand key is made of: the dimensions of the first key version, and those added since
+ * (optional: they take their declared default until the code that makes keys fills them).
+ */
+export type DemandKeyInput = Omit<DemandKey, never> & Partial<Pick<DemandKey, never>>;
+
+/** A demand key, the dimensions not given holding their defaults. */
+export function demandKey(k: DemandKeyInput): DemandKey {
+  return { date_hour: k.date_hour, bidder_id: k.bidder_id, ad_format: k.ad_format, platform: k.platform };
+}
+
 /** What one fact counts. */
 export interface FactCounters {
   /** Requests: on the supply side one per imp of an auction; on the demand side one per imp sent to the bidder. */

@@ -40,7 +40,7 @@ function sideView(report: ReportModel, side: SideModel) {
   const key = side.key.map((name) => {
     const d = dimension(name);
     const { fast, check } = fieldChecks(d);
-    return { name, type: tsType(d), description: d.description, fast, check, since: d.since };
+    return { name, type: tsType(d), description: d.description, fast, check, since: d.since, default: d.since > 1 ? literal(d.default) : undefined };
   });
   return {
     name: side.name,
@@ -52,6 +52,7 @@ function sideView(report: ReportModel, side: SideModel) {
     keyId: "`" + letter + side.key.map((name) => `\\u0000\${k.${name}}`).join("") + "`",
     encodeFields: side.key.map((name) => `k.${name}`).join(", "),
     countsAt: 1 + side.key.length,
+    laterUnion: union(key.filter((k) => k.since > 1).map((k) => k.name)),
     counts: report.counters.map((c) => `c.${c.name} ?? 0`).join(", "),
     fastCheck: [...key.map((k) => k.fast), ...report.counters.map((c) => (c.type === "count" ? `isCount(r.${c.name})` : `isMoney(r.${c.name})`))].join(" &&\n    "),
     dimensionUnion: union(side.dimensions),

@@ -11,7 +11,7 @@ import type { OperationInput, OperationOutput } from "@adxkit/bindings/fastify";
 import { adFormatOf, adFormatsOffered, dateHourOf, requestDimensions, type RequestDimensions } from "../events/dimensions.js";
 import { FactAggregator, SpoolVersionError, storeRefusal, type DemandKey, type EventLogger, type FactCounts, type FactIncrement, type FactSink, type SupplyKey } from "../events/facts.js";
 import { parsePosition, Spool } from "../events/spool.js";
-import { demandKeyOf, encodeAuctionKey, supplyKeyOf } from "@adxkit/bindings/reports";
+import { demandKey as makeDemandKey, demandKeyOf, encodeAuctionKey, supplyKey as makeSupplyKey, supplyKeyOf } from "@adxkit/bindings/reports";
 import { newTokenId, openBillingToken, sealBillingToken, type BillingClaims } from "./billing-token.js";
 import { checkBid, describe, impRules, requestRules, type ImpRules, type Rejection, type RequestRules, type TextMarkupBid } from "./bid-checks.js";
 import type { BidderConfig } from "./bidders.js";
@@ -347,7 +347,8 @@ export class Exchange {
       if (rules.kinds.length === 0) continue;
       const adFormat = adFormatOf(imp);
       const placement = imp.tagid ?? "";
-      const supplyKey: SupplyKey = { date_hour: dateHour, publisher_id: dims.publisher_id, app_bundle_id: dims.app_bundle_id, placement_id: placement, ad_format: adFormat, platform: dims.platform, country: dims.country };
+      // supplyKey(): a dimension the model added later holds its default until it is filled here.
+      const supplyKey = makeSupplyKey({ date_hour: dateHour, publisher_id: dims.publisher_id, app_bundle_id: dims.app_bundle_id, placement_id: placement, ad_format: adFormat, platform: dims.platform, country: dims.country });
       const supplyId = this.facts.supplyId(supplyKey);
       slots.set(imp.id, { imp, rules, adFormat, placement, candidates: [], supplyKey, supplyId, demand: new Map() });
       this.counters.impsOffered++;
@@ -400,7 +401,7 @@ export class Exchange {
         bidder.counters.requests++;
         for (const imp of imps) {
           const slot = context.slots.get(imp.id)!;
-          const key: DemandKey = { date_hour: context.dateHour, bidder_id: bidder.config.id, ad_format: slot.adFormat, platform: context.dims.platform };
+          const key = makeDemandKey({ date_hour: context.dateHour, bidder_id: bidder.config.id, ad_format: slot.adFormat, platform: context.dims.platform });
           const demand = { key, id: this.facts.demandId(key) };
           slot.demand.set(bidder.config.id, demand);
           context.increments.push({ side: "demand", key, id: demand.id, counts: REQUEST });
