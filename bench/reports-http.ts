@@ -1,99 +1,229 @@
 /**
- * Report bench through HTTP: 10 million hourly supply facts over 31 days (the seed
- * generator), then a one-month query grouped by date, country and app_bundle_id filtered on 5
- * countries, and a one-month total; medians over repeated runs. Also the p99 of a cheap
- * request while a heavy report runs (the event loop must stay free). Loopback only.
- * ROWS=1000000 npx tsx bench/reports-http.ts for a quicker run.
+ * Reports through HTTP, the targets of issue 18, DuckDB and ClickHouse side by side (ClickHouse
+ * where a server answers: ADXKIT_CLICKHOUSE_URL, default http://127.0.0.1:18123). Per engine:
+ * 10 M supply + 1 M demand seeded facts over one month (the seed generator) loaded into a fresh
+ * store (the ingest rate, rollups maintained), then one server with the report APIs and the
+ * exchange (three reference bidders in a child process, the store as the exchange's fact sink),
+ * and through HTTP: the month total, the month by date × country (a summary rollup answers it),
+ * the month by date × country × app on 5 countries (31,000 rows), medians of RUNS; then the p99
+ * of a cheap request (a report answered -2 after its account's lookup) and of an auction, idle
+ * and while two loops of that heavy report run for HEAVY_S seconds. The store loads with
+ * DuckDB's default threads (every core, as `adxkit ingest` runs) and serves as `adxkit serve`
+ * does (one core less). Loopback only, bounded.
+ *
+ * ROWS=1000000 npx tsx bench/reports-http.ts for a quicker run (npm run build first: it loads dist/).
+ * Heavy on a shared 2-core machine: a 10 M run takes a few minutes per engine.
  */
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { fork } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { request } from "undici";
+import type { ReportStore } from "../service/store/index.js";
 import { loadCompiled } from "./compiled.js";
+import { benchBidders } from "./exchange-fixtures.js";
 import { printTable } from "./table.js";
 
 const rows = Number(process.env.ROWS ?? 10_000_000);
-const { openStore, generateSeedFacts } = await loadCompiled<typeof import("../service/store/index.js")>("service/store/index.js");
-const { buildApp } = await loadCompiled<typeof import("../service/app.js")>("service/app.js");
+const runs = Number(process.env.RUNS ?? 20);
+const heavySeconds = Number(process.env.HEAVY_S ?? 4);
+const clickhouseServer = (process.env.ADXKIT_CLICKHOUSE_URL ?? "http://127.0.0.1:18123").replace(/\/+$/, "");
 
-const dir = mkdtempSync(join(tmpdir(), "adxkit-bench-"));
-const db = join(dir, "bench.duckdb");
-const store = await openStore({ db });
-try {
-  const started = performance.now();
-  let lastReport = started;
-  async function* progress() {
-    let n = 0;
-    for (const fact of generateSeedFacts({ days: 31, rows, seed: 7 })) {
-      yield fact;
-      if (++n % 1_000_000 === 0 && performance.now() - lastReport > 2000) {
-        lastReport = performance.now();
-        process.stderr.write(`  seeded ${n.toLocaleString()} facts\n`);
-      }
+if (process.argv[2] === "bidders") {
+  // Child: the reference bidders (~5 ms each), off the server's event loop.
+  const { startBidder } = await loadCompiled<typeof import("../service/bidder/index.js")>("service/bidder/index.js");
+  const running = await Promise.all(benchBidders([4, 6]).map((options) => startBidder(options)));
+  process.send!({ endpoints: running.map((b) => b.endpoint) });
+  process.on("disconnect", () => void Promise.all(running.map((b) => b.close())).then(() => process.exit(0)));
+} else {
+  await main();
+}
+
+interface EngineFigures {
+  ingestRate: number;
+  total: number;
+  byCountry: number;
+  grouped: number;
+  groupedRows: number;
+  checks: string[];
+  cheapIdle: number;
+  cheapHeavy: number;
+  auctionIdle: number;
+  auctionHeavy: number;
+  tmax: number;
+  heavyReports: number;
+}
+
+async function main(): Promise<void> {
+  const { openStore, generateSeedFacts, seedPlan } = await loadCompiled<typeof import("../service/store/index.js")>("service/store/index.js");
+  const { serveThreads } = await loadCompiled<typeof import("../service/store/duckdb/connection.js")>("service/store/duckdb/connection.js");
+  const { buildApp } = await loadCompiled<typeof import("../service/app.js")>("service/app.js");
+  const { registerExchange, SealKeyRing, sealKey } = await loadCompiled<typeof import("../service/auction/index.js")>("service/auction/index.js");
+  const bidders = fork(fileURLToPath(import.meta.url), ["bidders"], { execArgv: process.execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const { endpoints } = await new Promise<{ endpoints: string[] }>((resolve) => bidders.once("message", (m) => resolve(m as { endpoints: string[] })));
+  const plan = seedPlan({ days: 31, rows });
+  const fmt = (n: number, digits = 1) => n.toLocaleString("en-US", { maximumFractionDigits: digits });
+  process.stderr.write(`seed: ${fmt(plan.supplyRows)} supply + ${fmt(plan.demandRows)} demand facts, ${plan.start} to ${plan.end}\n`);
+
+  /** Loads the seeded facts into a store `open` gives, then serves from the store `reopen` gives (the same data). */
+  async function measure(name: string, open: () => Promise<ReportStore>, reopen: (loaded: ReportStore) => Promise<ReportStore>): Promise<EngineFigures> {
+    process.stderr.write(`${name}: ingesting…\n`);
+    const t0 = performance.now();
+    const loading = await open();
+    const loaded = await loading.ingest(generateSeedFacts({ days: 31, rows, seed: 7 }));
+    const ingestRate = loaded / ((performance.now() - t0) / 1000);
+    process.stderr.write(`${name}: ${fmt(loaded)} facts at ${fmt(ingestRate, 0)}/s; serving…\n`);
+    const store = await reopen(loading);
+    const account = await store.createAccount({ side: "supply", publisher_ids: Array.from({ length: 50 }, (_, i) => `pub-${i + 1}`) });
+    const spool = mkdtempSync(join(tmpdir(), "adxkit-bench-spool-"));
+    let exchange: ReturnType<typeof registerExchange> | undefined;
+    const app = await buildApp({
+      store,
+      extend: (server) => {
+        exchange = registerExchange(server, {
+          bidders: endpoints.map((endpoint, i) => ({ id: `bench-${i + 1}`, endpoint, seat: `seat-${i + 1}` })),
+          sink: store,
+          billingKeys: new SealKeyRing([sealKey("bench-secret")]),
+          publicUrl: "http://127.0.0.1:8080",
+          spoolDir: spool,
+          noticeThread: true,
+          circuitBreaker: {},
+        });
+      },
+    });
+    try {
+      await app.listen({ host: "127.0.0.1", port: 0 });
+      const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+      const headers = { "content-type": "application/json", "x-userid": account.userid, "x-authorization": account.authorization };
+      const post = async (body: unknown) => {
+        const t = performance.now();
+        const response = await request(`${base}/api/report/v1`, { method: "POST", headers, body: JSON.stringify(body) });
+        const parsed = (await response.body.json()) as { status: { code: number }; data: { total: number; data: Record<string, number>[] } };
+        if (parsed.status.code !== 0) throw new Error(`report failed: ${JSON.stringify(parsed.status)}`);
+        return { ms: performance.now() - t, rows: parsed.data.total, revenue: parsed.data.data.reduce((sum, row) => sum + (row.revenue ?? 0), 0) };
+      };
+      const month = { start: "2026-10-01T00:00:00", end: "2026-10-31T23:59:59" };
+      const queries = {
+        total: { ...month, metrics: ["revenue", "request", "response", "impression", "fill_rate"] },
+        byCountry: { ...month, dimensions: ["date", "country"], metrics: ["revenue", "impression", "ecpm"], limit: 50_000 },
+        grouped: { ...month, dimensions: ["date", "country", "app_bundle_id"], metrics: ["revenue", "impression", "ecpm"], country: ["USA", "GBR", "DEU", "JPN", "BRA"], limit: 50_000 },
+      };
+      const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+      const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.99))];
+      const timed = async (body: unknown) => {
+        const first = await post(body);
+        const times: number[] = [];
+        for (let i = 0; i < runs; i++) times.push((await post(body)).ms);
+        return { ms: median(times), rows: first.rows, check: `${first.rows} rows, revenue ${first.revenue.toFixed(4)}` };
+      };
+      const total = await timed(queries.total);
+      const byCountry = await timed(queries.byCountry);
+      const grouped = await timed(queries.grouped);
+
+      // Probes: a cheap report request (good credentials, no start: -2 after the account's
+      // lookup) every 5 ms, and an auction every 10 ms; each waits for its answer before the next.
+      const auctionBody = readFileSync("bench/payloads/banner.json", "utf8");
+      const tmax = JSON.parse(auctionBody).tmax ?? 200;
+      const probe = async (seconds: number, send: () => Promise<unknown>, everyMs: number) => {
+        const latencies: number[] = [];
+        const until = performance.now() + seconds * 1000;
+        while (performance.now() < until) {
+          const t = performance.now();
+          await send();
+          latencies.push(performance.now() - t);
+          await new Promise((resolve) => setTimeout(resolve, everyMs));
+        }
+        return latencies;
+      };
+      const cheap = async () => (await request(`${base}/api/report/v1`, { method: "POST", headers, body: "{}" })).body.text();
+      const auction = async () => (await request(`${base}/openrtb2/auction`, { method: "POST", headers: { "content-type": "application/json" }, body: auctionBody })).body.text();
+      const [cheapIdle, auctionIdle] = await Promise.all([probe(2, cheap, 5), probe(2, auction, 10)]);
+      let heavyReports = 0;
+      const until = performance.now() + heavySeconds * 1000;
+      const heavyLoop = async () => {
+        while (performance.now() < until) {
+          await post(queries.grouped);
+          heavyReports++;
+        }
+      };
+      const [cheapHeavy, auctionHeavy] = await Promise.all([probe(heavySeconds, cheap, 5), probe(heavySeconds, auction, 10), heavyLoop(), heavyLoop()]);
+      return {
+        ingestRate,
+        total: total.ms,
+        byCountry: byCountry.ms,
+        grouped: grouped.ms,
+        groupedRows: grouped.rows,
+        checks: [total.check, byCountry.check, grouped.check],
+        cheapIdle: p99(cheapIdle),
+        cheapHeavy: p99(cheapHeavy),
+        auctionIdle: p99(auctionIdle as number[]),
+        auctionHeavy: p99(auctionHeavy as number[]),
+        tmax,
+        heavyReports,
+      };
+    } finally {
+      await app.close();
+      await exchange?.close();
+      await store.close();
+      rmSync(spool, { recursive: true, force: true });
     }
   }
-  const ingested = await store.ingest(progress());
-  const seedSeconds = (performance.now() - started) / 1000;
-  const publishers = Array.from({ length: 50 }, (_, i) => `pub-${i + 1}`);
-  const account = await store.createAccount({ side: "supply", publisher_ids: publishers });
-  const app = await buildApp({ store });
-  await app.listen({ host: "127.0.0.1", port: 0 });
-  const { port } = app.server.address() as { port: number };
-  const url = `http://127.0.0.1:${port}/api/report/v1`;
-  const headers = { "content-type": "application/json", "x-userid": account.userid, "x-authorization": account.authorization };
-  const post = async (body: unknown) => {
-    const t = performance.now();
-    const response = await request(url, { method: "POST", headers, body: JSON.stringify(body) });
-    const parsed = (await response.body.json()) as any;
-    if (parsed.status.code !== 0) throw new Error(`report failed: ${JSON.stringify(parsed.status)}`);
-    return { ms: performance.now() - t, rows: parsed.data.total };
-  };
-  const month = { start: "2026-10-01T00:00:00", end: "2026-10-31T23:59:59" };
-  const grouped = { ...month, dimensions: ["date", "country", "app_bundle_id"], metrics: ["revenue", "impression", "ecpm"], country: ["USA", "GBR", "DEU", "JPN", "BRA"], limit: 50000 };
-  const total = { ...month, metrics: ["revenue", "request", "response", "impression", "fill_rate"] };
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  const timed = async (body: unknown, runs: number) => {
-    await post(body);
-    const times: number[] = [];
-    let count = 0;
-    for (let i = 0; i < runs; i++) {
-      const r = await post(body);
-      times.push(r.ms);
-      count = r.rows;
-    }
-    return { median: median(times), rows: count };
-  };
-  const g = await timed(grouped, 20);
-  const t = await timed(total, 20);
 
-  // A cheap request (a small auth failure answer) sampled every 5 ms while heavy reports run.
-  const cheap: number[] = [];
-  let heavyRunning = true;
-  const heavy = (async () => {
-    for (let i = 0; i < 5; i++) await post(grouped);
-    heavyRunning = false;
-  })();
-  while (heavyRunning) {
-    const s = performance.now();
-    const response = await request(url, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
-    await response.body.text();
-    cheap.push(performance.now() - s);
-    await new Promise((r) => setTimeout(r, 5));
+  const figures: Record<string, EngineFigures | string> = {};
+  const dir = mkdtempSync(join(tmpdir(), "adxkit-bench-"));
+  try {
+    const db = join(dir, "bench.duckdb");
+    // Loaded as `adxkit ingest` does (every core), served as `adxkit serve` does (one core less).
+    figures.DuckDB = await measure(
+      "DuckDB",
+      () => openStore({ db }),
+      async (loaded) => {
+        await loaded.close();
+        return openStore({ db, duckdbThreads: serveThreads() });
+      },
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
-  await heavy;
-  cheap.sort((a, b) => a - b);
-  const p99 = cheap[Math.min(cheap.length - 1, Math.floor(cheap.length * 0.99))];
-  await app.close();
-  const size = statSync(db).size;
-  printTable(`Report queries through HTTP (${ingested.toLocaleString()} supply+demand facts, 31 days)`, [
-    ["measure", "value", "goal"],
-    ["seed + ingest", `${(ingested / seedSeconds).toFixed(0)} facts/s (${seedSeconds.toFixed(1)} s)`, "> 500,000/s ingest"],
-    ["store size on disk", `${(size / 1024 / 1024).toFixed(1)} MiB`, ""],
-    ["grouped month query (date × country × app, 5 countries)", `${g.median.toFixed(1)} ms median, ${g.rows} rows`, "< 250 ms"],
-    ["month total", `${t.median.toFixed(1)} ms median`, "< 50 ms"],
-    ["cheap request p99 during heavy reports", `${p99.toFixed(1)} ms over ${cheap.length} samples`, "stays small"],
-  ]);
-} finally {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
+  const unreachable = await fetch(`${new URL(clickhouseServer).origin}/ping`, { signal: AbortSignal.timeout(2000) }).then(
+    (r) => (r.ok ? undefined : `ping answered HTTP ${r.status}`),
+    (error: Error) => `no server reachable (${error.message})`,
+  );
+  if (unreachable) figures.ClickHouse = `skipped: ${unreachable} at ${clickhouseServer}`;
+  else {
+    const database = `adxkit_bench_${randomBytes(6).toString("hex")}`;
+    type House = ReportStore & { dropDatabase(): Promise<void>; server: { version: string } };
+    const house = (await openStore({ store: "clickhouse", clickhouseUrl: `${clickhouseServer}/${database}` })) as House;
+    try {
+      const url = `${clickhouseServer}/${database}`;
+      figures[`ClickHouse ${house.server.version}`] = await measure("ClickHouse", async () => house, () => openStore({ store: "clickhouse", clickhouseUrl: url }));
+    } finally {
+      await house.dropDatabase().catch(() => undefined);
+      await house.close();
+    }
+  }
+  bidders.disconnect();
+
+  const engines = Object.keys(figures);
+  const cell = (f: EngineFigures | string, value: (f: EngineFigures) => string) => (typeof f === "string" ? "—" : value(f));
+  const ms = (n: number) => `${fmt(n)} ms`;
+  const table: string[][] = [["figure", ...engines, "goal"]];
+  const row = (name: string, goal: string, value: (f: EngineFigures) => string) => table.push([name, ...engines.map((e) => cell(figures[e], value)), goal]);
+  row("ingest, facts/s (rollups maintained)", "≥ 900k (DuckDB), ≥ 1M (ClickHouse)", (f) => fmt(f.ingestRate, 0));
+  row("month total through HTTP, median", "≤ 5 ms", (f) => ms(f.total));
+  row("month by date × country through HTTP, median", "≤ 10 ms", (f) => ms(f.byCountry));
+  row("month by date × country × app, 5 countries, median", "≤ 50 ms", (f) => `${ms(f.grouped)} (${fmt(f.groupedRows)} rows)`);
+  row("cheap request p99, idle → during heavy reports", "≤ 20 ms", (f) => `${ms(f.cheapIdle)} → ${ms(f.cheapHeavy)}`);
+  row("auction p99, idle → during heavy reports", "within tmax, ≤ 2× idle", (f) => `${ms(f.auctionIdle)} → ${ms(f.auctionHeavy)} (tmax ${f.tmax})`);
+  row("heavy reports answered during the probes", "", (f) => `${f.heavyReports} in ${heavySeconds} s`);
+  printTable(`Reports through HTTP: ${fmt(plan.supplyRows)} supply + ${fmt(plan.demandRows)} demand facts over 31 days, medians of ${runs} runs`, table);
+  for (const e of engines) if (typeof figures[e] === "string") process.stdout.write(`${e} ${figures[e]}; start one with test/store-clickhouse/start-clickhouse.sh start or set ADXKIT_CLICKHOUSE_URL\n`);
+  const answers = engines.filter((e) => typeof figures[e] !== "string").map((e) => (figures[e] as EngineFigures).checks.join("; "));
+  if (answers.length > 1) {
+    const same = answers.every((a) => a === answers[0]);
+    process.stdout.write(same ? "both engines answer the same rows and revenue\n" : `WARNING: the engines disagree:\n  ${answers.join("\n  ")}\n`);
+    if (!same) process.exitCode = 1;
+  }
 }
