@@ -136,7 +136,7 @@ class Run implements RuleContext {
 
   /** A rule's issue; a value the schema already rejected is not reported again (one problem per value). */
   report(path: string, rule: string, message: string): void {
-    if (this.errors !== null && this.errors.some((issue) => issue.path === path)) return;
+    if (this.errors?.some((issue) => issue.path === path)) return;
     this.add({ path, rule, message });
   }
 

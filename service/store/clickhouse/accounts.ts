@@ -116,7 +116,7 @@ export async function verifyCredentials(connection: ClickHouseConnection, userid
 export async function issueAuctionKey(connection: ClickHouseConnection, userid: string): Promise<string | null> {
   if (typeof userid !== "string" || userid.length === 0 || userid.length > MAX_USERID_LENGTH) return null;
   const row = await findAccount(connection, userid);
-  if (!row || row.side !== "supply" || Number(row.revoked_at_ms) > 0) return null;
+  if (row?.side !== "supply" || Number(row.revoked_at_ms) > 0) return null;
   const key = randomBytes(32).toString("base64url");
   await connection.insert("auction_keys", [{ userid, key_sha256: sha256(key).toString("hex"), version: Date.now() }]);
   return key;
