@@ -468,7 +468,8 @@ export const namedRules: readonly { id: string; description: string; severity: "
     "severity": "error",
     "appliesTo": [
       "report-request"
-    ]
+    ],
+    "message": "{field} is a filter this interface does not offer"
   },
   {
     "id": "unknown-parameter",
@@ -476,8 +477,7 @@ export const namedRules: readonly { id: string; description: string; severity: "
     "severity": "error",
     "appliesTo": [
       "report-request"
-    ],
-    "message": "{field} is a filter this interface does not offer (the demand report filters by ad_format only)"
+    ]
   },
   {
     "id": "json",

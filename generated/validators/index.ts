@@ -17,7 +17,7 @@ export const lenientRules: ReadonlySet<string> = /* @__PURE__ */ new Set(["bid-i
 export const warningRules: ReadonlySet<string> = /* @__PURE__ */ new Set(["category-taxonomy","deprecated","imp-media-supported","recommended"]);
 
 /** Messages of the keyword failures named rules declare (spec/errors.yaml message). */
-const ruleMessages: Readonly<Record<string, string>> = {"seatbid-bid-nonempty":"{field} holds no bid; expected at least one (a response without bids leaves seatbid out)","unknown-parameter":"{field} is a filter this interface does not offer (the demand report filters by ad_format only)"};
+const ruleMessages: Readonly<Record<string, string>> = {"seatbid-bid-nonempty":"{field} holds no bid; expected at least one (a response without bids leaves seatbid out)","filter-not-offered":"{field} is a filter this interface does not offer"};
 
 const codelistFacts = () => codelists;
 

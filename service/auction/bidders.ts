@@ -34,11 +34,11 @@ function originOf(text: unknown): string | undefined {
   return typeof text === "string" && bare && (url.protocol === "http:" || url.protocol === "https:") ? url.origin : undefined;
 }
 
-/** A validator issue as a line of the file's problems: `[2]: timeout_ms must be > 0` (the bidder, then the message that names the field). */
+/** A validator issue as a line of the file's problems: `[2].timeout_ms is -5; expected more than 0` (the message names the bidder's index and field). */
 function problemLine(issue: { path: string; message: string }): string {
   if (issue.path === "") return `must be a JSON array of bidders (${issue.message})`;
   const index = issue.path.split("/")[1];
-  return `[${index}]: ${issue.message.replace(`[${index}] `, "")}`;
+  return issue.message.startsWith(`[${index}]`) ? issue.message : `[${index}]: ${issue.message}`;
 }
 
 /** Checks a parsed bidders list; throws BidderConfigError naming every problem (`[1].endpoint: …`). */

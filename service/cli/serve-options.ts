@@ -83,9 +83,9 @@ export function resolveServeOptions(command: Command, env: NodeJS.ProcessEnv = p
       const option = byName.get(name);
       const label = option?.flag !== undefined ? flagName(option) : (option?.env[0] ?? name);
       const origin = origins[name] !== undefined && origins[name] !== label ? ` (from ${origins[name]})` : "";
-      const shown = option?.secret ? "" : ` ${JSON.stringify(values[name])}`;
-      const choices = option?.choices ? ` (one of ${option.choices.join(", ")})` : "";
-      return `${label}${shown}${origin}: ${issue.message}${choices}`;
+      // The validator's message names the value: never shown for a secret.
+      const message = option?.secret ? `not a valid value (rule ${issue.rule})` : issue.message;
+      return `${label}${origin}: ${message}`;
     });
     throw new UsageError(`${problems.join("; ")} — usage: adxkit serve [options], see adxkit serve --help`);
   }

@@ -72,11 +72,11 @@ describe.skipIf(!BUILT)(`adxkit serve's options${BUILT ? "" : " — SKIPPED: dis
   });
 
   test.each([
-    ["--port abc", ["--port", "abc"], {}, '--port "abc": port must be integer'],
-    ["--port 70000", ["--port", "70000"], {}, "--port 70000: port must be <= 65535"],
-    ["ADXKIT_LOG_LEVEL=verbose", [], { ADXKIT_LOG_LEVEL: "verbose" }, '--log-level "verbose" (from ADXKIT_LOG_LEVEL): logLevel must be equal to one of the allowed values (one of fatal, error, warn, info, debug, trace, silent)'],
-    ["--max-cpm -1", ["--max-cpm", "-1"], {}, "--max-cpm -1: maxCpm must be > 0"],
-    ["--store mysql", ["--store", "mysql"], {}, '--store "mysql": store must be equal to one of the allowed values (one of duckdb, clickhouse)'],
+    ["--port abc", ["--port", "abc"], {}, '--port: port is the string "abc"; expected an integer'],
+    ["--port 70000", ["--port", "70000"], {}, "--port: port is 70000; expected at most 65535"],
+    ["ADXKIT_LOG_LEVEL=verbose", [], { ADXKIT_LOG_LEVEL: "verbose" }, '--log-level (from ADXKIT_LOG_LEVEL): logLevel is "verbose"; expected one of "fatal", "error", "warn", "info", "debug", "trace", "silent"'],
+    ["--max-cpm -1", ["--max-cpm", "-1"], {}, "--max-cpm: maxCpm is -1; expected more than 0"],
+    ["--store mysql", ["--store", "mysql"], {}, '--store: store is "mysql"; expected one of "duckdb", "clickhouse"'],
   ])("a bad value (%s) exits 2 with one line naming the flag and what it takes", (_what, args, variables, message) => {
     const result = adxkit(["serve", ...args], variables);
     expect(result.status).toBe(2);

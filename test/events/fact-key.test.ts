@@ -42,7 +42,7 @@ describe("a spool written by a newer adxkit", () => {
       writer.start();
       await writer.append({ v: FACT_KEY_VERSION + 1, f: [["d", "2026-01-01T10:00:00", "dsp", 1, 2, 1, 0, 0, 0]] });
       await writer.close();
-      const exchange = new Exchange({ bidders: [], sink: memorySink(), billingKeys: BILLING_KEYS, publicUrl: "http://127.0.0.1", spoolDir: dir });
+      const exchange = new Exchange({ bidders: [], sink: memorySink(), billingKeys: BILLING_KEYS, publicUrl: "http://127.0.0.1", spoolDir: dir, openAuction: true });
       try {
         await expect(exchange.recover()).rejects.toThrow(SpoolVersionError);
         await expect(exchange.recover()).rejects.toThrow(/line 1: fact-key version \d+ is newer than this adxkit reads/);

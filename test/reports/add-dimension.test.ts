@@ -77,11 +77,14 @@ counters:
   // Step 2: regenerate.
   const generated = spawnSync(process.execPath, ["--import", "tsx", "generator/cli.ts"], { cwd: root, encoding: "utf8", timeout: 180_000 });
   expect(generated.status, generated.stderr).toBe(0);
-  // Step 3: the migration.
+  // Step 3: the migration, one version after the last of each engine.
+  const nextVersion = (path: string) => Math.max(...[...readFileSync(join(root, path), "utf8").matchAll(/version: (\d+),/g)].map((m) => Number(m[1]))) + 1;
+  const duckdbVersion = nextVersion("service/store/duckdb/migrations.ts");
+  const clickhouseVersion = nextVersion("service/store/clickhouse/schema.ts");
   edit("service/store/duckdb/migrations.ts", 'import { migrate as runMigrations, type Migration } from "../migrations.js";', 'import { migrate as runMigrations, type Migration } from "../migrations.js";\nimport { addDimensionStatements } from "./layout.js";');
-  edit("service/store/duckdb/migrations.ts", "\n];\n\n/** Applies", '\n  { version: 4, name: "dimension device_type", statements: addDimensionStatements("supply", "device_type") },\n];\n\n/** Applies');
+  edit("service/store/duckdb/migrations.ts", "\n];\n\n/** Applies", `\n  { version: ${duckdbVersion}, name: "dimension device_type", statements: addDimensionStatements("supply", "device_type") },\n];\n\n/** Applies`);
   edit("service/store/clickhouse/schema.ts", 'import type { Migration } from "../migrations.js";', 'import type { Migration } from "../migrations.js";\nimport { addDimensionStatements } from "./layout.js";');
-  edit("service/store/clickhouse/schema.ts", "\n];\n", '\n  { version: 4, name: "dimension device_type", statements: addDimensionStatements("supply", "device_type") },\n];\n');
+  edit("service/store/clickhouse/schema.ts", "\n];\n", `\n  { version: ${clickhouseVersion}, name: "dimension device_type", statements: addDimensionStatements("supply", "device_type") },\n];\n`);
 
   // The new code: facts with the dimension, and one of the previous fact-key version.
   writeFileSync(join(root, "after.ndjson"), [fact({ device_type: 2, request: 100, response: 50 }), fact({ device_type: 4, request: 1000 }), `{"v":1,${fact({ request: 5 }).slice(1)}`].join("\n"));

@@ -40,8 +40,11 @@ describe("a tmax:1 flood cannot open a healthy bidder's circuit", () => {
     const stats = ex.handle.stats();
     for (const id of ["healthy", "patient"]) {
       expect(stats.circuits[id]).toMatchObject({ state: "closed", opened: 0, skipped: 0 });
-      expect(stats.bidders[id].faults.timeout).toBe(FLOOD);
-      expect(stats.bidders[id].timeoutsNotCharged).toBe(FLOOD);
+      // On a busy machine an auction may run out of time before a call goes out: not every
+      // flood auction reaches the bidder, but every timeout that happened went uncharged.
+      expect(stats.bidders[id].faults.timeout).toBeGreaterThan(0);
+      expect(stats.bidders[id].faults.timeout).toBeLessThanOrEqual(FLOOD);
+      expect(stats.bidders[id].timeoutsNotCharged).toBe(stats.bidders[id].faults.timeout);
     }
     let filled = 0;
     // tmax 3000: far more than either bidder needs, whatever the machine is doing.

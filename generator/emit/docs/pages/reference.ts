@@ -107,6 +107,8 @@ export function downloadsPage(ctx: Ctx): Page {
     { title: "JSON Schemas", prefix: "schemas/" },
     { title: "Code lists", prefix: "codelists/" },
     { title: "Errors", prefix: "errors" },
+    { title: "Report model", prefix: "report-model" },
+    { title: "Meta-schemas (the format of the spec's own files)", prefix: "meta/" },
     { title: "Examples (each one validated by the test suite)", prefix: "examples/" },
   ].map((g) => ({
     title: g.title,
