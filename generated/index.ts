@@ -23,6 +23,7 @@ export type {
   BiddersFile,
   CompanionBanner,
   Content,
+  CurrencyRates,
   Data,
   Deal,
   DemandReportRequest,

@@ -163,12 +163,16 @@ export interface AuctionRulesModel {
   noticeBatchMs: number;
   noticeConnectionsPerOrigin: number;
   noticePipelining: number;
-  /** Highest bid accepted, CPM in the bid's currency, unless configured otherwise. */
+  /** Highest bid accepted, CPM in the reports' currency, unless configured otherwise. */
   maxBidCpm: number;
   /** A timeout counts against the circuit breaker only when the bidder had at least this long (or its timeout_ms). */
   breakerTimeoutFloorMs: number;
   /** An auction whose bidders would get less than this (after the unseen wait) is answered 204 at once, counted overloaded. */
   shedBelowMs: number;
+  /** The auction's currency when the request has no cur (OpenRTB 2.5: USD). */
+  defaultCurrency: string;
+  /** The currency the reports record revenue in. */
+  reportCurrency: string;
 }
 
 /**
@@ -388,6 +392,11 @@ export function buildModel(spec: LoadedSpec): Model {
       if (typeof value !== "number") problems.push(`openapi: x-adxkit-auction.${key} must be a number`);
       return value as number;
     };
+    const currency = (key: string) => {
+      const value = auction[key];
+      if (typeof value !== "string" || !/^[A-Z]{3}$/.test(value)) problems.push(`openapi: x-adxkit-auction.${key} must be an ISO 4217 alpha code`);
+      return value as string;
+    };
     auctionRules = {
       defaultTmaxMs: number("default-tmax-ms"),
       exchangeMarginMs: number("exchange-margin-ms"),
@@ -403,6 +412,8 @@ export function buildModel(spec: LoadedSpec): Model {
       maxBidCpm: number("max-bid-cpm"),
       breakerTimeoutFloorMs: number("breaker-timeout-floor-ms"),
       shedBelowMs: number("shed-below-ms"),
+      defaultCurrency: currency("default-currency"),
+      reportCurrency: currency("report-currency"),
     };
   }
   const secretNames = (where: string) =>

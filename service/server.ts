@@ -7,7 +7,7 @@ import { dirname, resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { createAuthThrottle } from "./accounts/throttle.js";
 import { buildApp } from "./app.js";
-import { loadBidders, loadBillingKeys, registerExchange, type ExchangeHandle } from "./auction/index.js";
+import { loadBidders, loadBillingKeys, loadCurrencyRates, registerExchange, type ExchangeHandle } from "./auction/index.js";
 import { registerDocs } from "./docs/index.js";
 import { registerOps, ServerMetrics } from "./ops/index.js";
 import { serveThreads } from "./store/duckdb/connection.js";
@@ -21,6 +21,8 @@ export interface ServerOptions {
   biddersFile?: string;
   /** Highest bid price the exchange takes, CPM (default: the spec's max-bid-cpm). */
   maxBidCpm?: number;
+  /** A currency rates file (Prebid Server's shape), re-read by reload(); USD only without one. */
+  currencyRatesFile?: string;
   publicUrl?: string;
   lenient?: boolean;
   logLevel?: string;
@@ -55,8 +57,8 @@ export interface RunningServer {
   store: ReportStore;
   /** The exchange, when bidders are configured. */
   exchange?: ExchangeHandle;
-  /** Re-reads what may change while serving (the billing key ring); `adxkit serve` calls it on SIGHUP. */
-  reload(): void;
+  /** Re-reads what may change while serving (the billing key ring, the currency rates); `adxkit serve` calls it on SIGHUP. */
+  reload(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -120,6 +122,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         let spoolDir: string | undefined;
         if (options.biddersFile) {
           const configs = await loadBidders(options.biddersFile);
+          const currencyRates = options.currencyRatesFile !== undefined ? await loadCurrencyRates(options.currencyRatesFile) : undefined;
           bidders = configs.length;
           const publicUrl = options.publicUrl ?? `http://${host}:${port}`;
           spoolDir = options.spool === false ? undefined : (options.spool ?? defaultSpoolDir(options.db));
@@ -130,6 +133,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
             billingKeys: loadBillingKeys(options.db),
             publicUrl,
             maxBidCpm: options.maxBidCpm,
+            currencyRates,
             circuitBreaker: {},
             noticeThread: true,
             loadShedding: true,
@@ -160,11 +164,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     app,
     store,
     exchange,
-    reload() {
+    async reload() {
       if (exchange === undefined) return;
+      // Each part is read whole before it is used: a bad file leaves the previous one in use.
       const ring = loadBillingKeys(options.db);
+      const rates = options.currencyRatesFile !== undefined ? await loadCurrencyRates(options.currencyRatesFile) : undefined;
       exchange.useBillingKeys(ring);
-      app.log.info({ billingKeys: ring.keys.map((k) => k.id) }, "billing keys reloaded");
+      if (rates !== undefined) exchange.useCurrencyRates(rates);
+      app.log.info({ billingKeys: ring.keys.map((k) => k.id), currencies: rates && [...rates.currencies].sort(), ratesAsOf: rates?.dataAsOf }, "billing keys and currency rates reloaded");
     },
     async close() {
       await app.close();

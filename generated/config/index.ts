@@ -156,6 +156,18 @@ export const serveOptions: readonly ServeOption[] = [
     "description": "The bidders file (a JSON array of BidderConfig); the exchange (`POST /openrtb2/auction`) runs only with one."
   },
   {
+    "name": "currencyRates",
+    "flag": "--currency-rates <file>",
+    "env": [
+      "ADXKIT_CURRENCY_RATES"
+    ],
+    "secret": false,
+    "type": [
+      "string"
+    ],
+    "description": "A currency rates file (CurrencyRates, Prebid Server's shape), re-read on SIGHUP; without one the exchange trades in USD only. Bids in a currency with a rate are converted to the auction's currency; the reports record USD (x-adxkit-auction currency)."
+  },
+  {
     "name": "openAuction",
     "flag": "--open-auction",
     "env": [
@@ -178,7 +190,7 @@ export const serveOptions: readonly ServeOption[] = [
     "type": [
       "number"
     ],
-    "description": "The highest bid price the exchange takes, CPM; a bidder's own `max_cpm` replaces it. Default: max-bid-cpm of x-adxkit-auction (spec/openapi/bidding.yaml)."
+    "description": "The highest bid price the exchange takes, CPM in the reports' currency (USD; a bid in another currency is converted first); a bidder's own `max_cpm` replaces it. Default: max-bid-cpm of x-adxkit-auction (spec/openapi/bidding.yaml)."
   },
   {
     "name": "publicUrl",

@@ -533,10 +533,15 @@ export const auctionRejections: readonly { id: string; description: string; rule
   },
   {
     "id": "currency-not-allowed",
-    "description": "The bid currency is not one of the request's allowed currencies (cur).",
+    "description": "The bid currency is not one of the request's allowed currencies (cur) and the exchange has no rate to convert it (x-adxkit-auction currency).",
     "rules": [
       "response-cur-allowed"
     ]
+  },
+  {
+    "id": "currency-no-rate",
+    "description": "The bid currency is one the request allows, but the exchange's rates cannot convert it to the auction's currency or to the reports' currency (adxkit serve --currency-rates).",
+    "rules": []
   },
   {
     "id": "advertiser-blocked",
@@ -609,7 +614,7 @@ export const auctionRejections: readonly { id: string; description: string; rule
 ];
 
 /** Ids of the auction rejection reasons. */
-export type AuctionRejection = "markup-unavailable" | "invalid-response" | "below-floor" | "price-above-max" | "currency-not-allowed" | "advertiser-blocked" | "category-blocked" | "attribute-blocked" | "markup-mismatch" | "unknown-imp" | "duplicate-bid" | "notice-url-not-allowed" | "timeout" | "connection-error" | "http-error" | "malformed-response" | "wrong-request-id";
+export type AuctionRejection = "markup-unavailable" | "invalid-response" | "below-floor" | "price-above-max" | "currency-not-allowed" | "currency-no-rate" | "advertiser-blocked" | "category-blocked" | "attribute-blocked" | "markup-mismatch" | "unknown-imp" | "duplicate-bid" | "notice-url-not-allowed" | "timeout" | "connection-error" | "http-error" | "malformed-response" | "wrong-request-id";
 
 /** The rejection reason of a validation rule's error on a bid (auction-rejections `rules`); others are invalid-response. */
 export const auctionRejectionOfRule: Readonly<Record<string, AuctionRejection>> = /* @__PURE__ */ Object.fromEntries(

@@ -61,5 +61,7 @@ export const auctionRules = {
   "maxTmaxMs": 3000,
   "maxBidCpm": 1000,
   "breakerTimeoutFloorMs": 100,
-  "shedBelowMs": 20
+  "shedBelowMs": 20,
+  "defaultCurrency": "USD",
+  "reportCurrency": "USD"
 } as const;

@@ -467,7 +467,7 @@ formats?: [number, ...(number)[]]
  */
 timeout_ms?: number
 /**
- * The highest bid price (CPM) taken from this bidder, instead of the exchange's; a higher bid is rejected (price-above-max). At most 9,007,199,254, so micro-units stay safe integers.
+ * The highest bid price (CPM, in the reports' currency, USD: a bid in another currency is converted first) taken from this bidder, instead of the exchange's; a higher bid is rejected (price-above-max). At most 9,007,199,254, so micro-units stay safe integers.
  */
 max_cpm?: number
 /**
@@ -629,6 +629,32 @@ embeddable?: (0 | 1)
  */
 data?: Data[]
 ext?: Ext
+[k: string]: unknown
+}
+
+/**
+ * The currency rates of the exchange (`adxkit serve --currency-rates FILE`, re-read on SIGHUP), in the shape of Prebid Server's currency file: `conversions` maps a currency to the rates of the currencies one unit of it buys (`{"USD": {"EUR": 0.9}}`: 1 USD buys 0.9 EUR). A pair is found directly, as the inverse of the opposite pair, or across one currency both are quoted against. Without a file the exchange trades in USD only (x-adxkit-auction currency).
+ */
+export interface CurrencyRates {
+/**
+ * When the rates were taken (free text, logged when the file is loaded).
+ */
+dataAsOf?: string
+/**
+ * When the file was written (Prebid Server's files carry it; informational).
+ */
+generatedAt?: string
+/**
+ * Rates by currency pair, `{ FROM: { TO: rate } }`, with ISO 4217 alpha codes.
+ */
+conversions: {
+[k: string]: {
+/**
+ * How much of this currency one unit of the outer currency buys.
+ */
+[k: string]: number
+}
+}
 [k: string]: unknown
 }
 
@@ -1691,11 +1717,15 @@ port?: number
  */
 bidders?: string
 /**
+ * A currency rates file (CurrencyRates, Prebid Server's shape), re-read on SIGHUP; without one the exchange trades in USD only. Bids in a currency with a rate are converted to the auction's currency; the reports record USD (x-adxkit-auction currency).
+ */
+currencyRates?: string
+/**
  * Let anyone run auctions, for any publisher, without an auction key (the demo and tests only; the server says so at start). Otherwise every POST /openrtb2/auction carries a supply account's auction key (security scheme auctionKey of spec/openapi/bidding.yaml).
  */
 openAuction?: boolean
 /**
- * The highest bid price the exchange takes, CPM; a bidder's own `max_cpm` replaces it. Default: max-bid-cpm of x-adxkit-auction (spec/openapi/bidding.yaml).
+ * The highest bid price the exchange takes, CPM in the reports' currency (USD; a bid in another currency is converted first); a bidder's own `max_cpm` replaces it. Default: max-bid-cpm of x-adxkit-auction (spec/openapi/bidding.yaml).
  */
 maxCpm?: number
 /**

@@ -6,6 +6,7 @@ export declare function load(): {
   bidRequest: CompiledSchema;
   bidResponse: CompiledSchema;
   biddersFile: CompiledSchema;
+  currencyRates: CompiledSchema;
   demandReportRequest: CompiledSchema;
   demandReportResponse: CompiledSchema;
   nativeRequest: CompiledSchema;

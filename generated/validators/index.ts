@@ -3,7 +3,7 @@ import { createValidator, rules, type ValidateOptions, type ValidationResult, ty
 import * as fast from "./fast.js";
 import * as diagnose from "./diagnose.js";
 import { codelists } from "../codelists/index.js";
-import type { BidRequest, BidResponse, BiddersFile, DemandReportRequest, DemandReportResponse, NativeRequest, NativeResponse, ServeOptions, SupplyReportRequest, SupplyReportResponse } from "../types/schemas.js";
+import type { BidRequest, BidResponse, BiddersFile, CurrencyRates, DemandReportRequest, DemandReportResponse, NativeRequest, NativeResponse, ServeOptions, SupplyReportRequest, SupplyReportResponse } from "../types/schemas.js";
 
 export type { ValidateOptions, ValidationIssue, ValidationResult } from "@adxkit/bindings/runtime";
 
@@ -131,6 +131,20 @@ export const validators: Record<string, Validator> = {
   "bidders-file": /* @__PURE__ */ createValidator({
     fast: () => fast.load().biddersFile,
     diagnose: () => diagnose.load().biddersFile,
+    codeRules: [],
+    // One call site per rule: each call has one target, which the engine can inline.
+    checkRules: (payload, context) => {
+    },
+    keywordRules,
+    lenientRules,
+    warningRules,
+    ruleMessages,
+    codelists: codelistFacts,
+    embedded,
+  }),
+  "currency-rates": /* @__PURE__ */ createValidator({
+    fast: () => fast.load().currencyRates,
+    diagnose: () => diagnose.load().currencyRates,
     codeRules: [],
     // One call site per rule: each call has one target, which the engine can inline.
     checkRules: (payload, context) => {
@@ -314,6 +328,16 @@ export function validateBiddersFile(payload: unknown, options?: ValidateOptions)
 /** True when `payload` is a valid BiddersFile (strict mode). */
 export function isBiddersFile(payload: unknown): payload is BiddersFile {
   return validators["bidders-file"](payload).valid;
+}
+
+/** Validates a CurrencyRates. */
+export function validateCurrencyRates(payload: unknown, options?: ValidateOptions): ValidationResult {
+  return validators["currency-rates"](payload, undefined, options);
+}
+
+/** True when `payload` is a valid CurrencyRates (strict mode). */
+export function isCurrencyRates(payload: unknown): payload is CurrencyRates {
+  return validators["currency-rates"](payload).valid;
 }
 
 /** Validates a DemandReportRequest (schema and rules start-not-after-end). */

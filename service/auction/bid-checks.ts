@@ -65,13 +65,21 @@ export function isDomainBlocked(domain: string, badv: readonly string[]): boolea
  */
 export type TextMarkupBid = Bid & { adm?: string };
 
+/** A bid's price in micro-units: in the auction's currency (it competes in it) and in the reports' currency. */
+export interface BidPrice {
+  auction: number;
+  report: number;
+}
+
 /**
  * The first reason to reject a bid that passed schema validation, or undefined when it may
- * compete. `maxPriceMicros` is the bidder's price cap: above it the bid is rejected, so every
- * price that competes (and every clearing price, never above the winning bid) is a safe integer.
+ * compete. `maxPriceMicros` is the bidder's price cap in the reports' currency: above it the bid
+ * is rejected, so every price that competes (and every clearing price, never above the winning
+ * bid) is a safe integer.
  */
-export function checkBid(bid: TextMarkupBid, priceMicros: number, maxPriceMicros: number, imp: ImpRules, request: RequestRules): Rejection | undefined {
-  if (!(priceMicros <= maxPriceMicros)) return { reason: "price-above-max", detail: `price ${bid.price} is above the maximum CPM ${maxPriceMicros / 1e6}` };
+export function checkBid(bid: TextMarkupBid, price: BidPrice, maxPriceMicros: number, imp: ImpRules, request: RequestRules): Rejection | undefined {
+  if (!(price.report <= maxPriceMicros)) return { reason: "price-above-max", detail: `price ${bid.price} is above the maximum CPM ${maxPriceMicros / 1e6}` };
+  const priceMicros = price.auction;
   if (priceMicros < imp.floorMicros) return { reason: "below-floor", detail: `price ${bid.price} is below the floor ${imp.floorMicros / 1e6}` };
   if (request.badv && bid.adomain) {
     const domain = bid.adomain.find((d) => isDomainBlocked(d, request.badv!));

@@ -11,12 +11,10 @@
  * every node converts the same bid to the same micros.
  */
 
-/** Prebid Server's currency file. */
-export interface CurrencyRates {
-  /** When the rates were taken (free text, shown in logs and /ready). */
-  dataAsOf?: string;
-  conversions: Record<string, Record<string, number>>;
-}
+import { readFile } from "node:fs/promises";
+import { validateCurrencyRates, type CurrencyRates } from "@adxkit/bindings";
+
+export type { CurrencyRates };
 
 /** A rate as an exact fraction. */
 interface Fraction {
@@ -26,9 +24,8 @@ interface Fraction {
 
 const ONE: Fraction = { num: 1n, den: 1n };
 
-/** The exact decimal a JSON number wrote, as a fraction; undefined for a rate that is not a positive finite number. */
-function fractionOf(rate: unknown): Fraction | undefined {
-  if (typeof rate !== "number" || !Number.isFinite(rate) || rate <= 0) return undefined;
+/** The exact decimal a JSON number wrote (a positive finite one: the schema checked it), as a fraction. */
+function fractionOf(rate: number): Fraction {
   const [mantissa, exponentText] = rate.toExponential().split("e");
   const exponent = Number(exponentText);
   const [whole, decimals = ""] = mantissa.split(".");
@@ -59,8 +56,6 @@ export class CurrencyRatesError extends Error {
   }
 }
 
-const currencyCode = /^[A-Z]{3}$/;
-
 /** Converts amounts between the currencies of one rates file. */
 export class CurrencyConverter {
   /** The currencies some rate names. */
@@ -69,34 +64,22 @@ export class CurrencyConverter {
   private readonly direct = new Map<string, Map<string, Fraction>>();
   private readonly pairs = new Map<string, Fraction | null>();
 
-  /** Checks the file whole and throws one CurrencyRatesError listing every problem. */
-  constructor(rates: CurrencyRates = { conversions: {} }) {
-    const problems: string[] = [];
+  /** Checks the rates whole (the CurrencyRates schema) and throws one CurrencyRatesError listing every problem. */
+  constructor(rates: CurrencyRates = { conversions: { USD: {} } }) {
+    const checked = validateCurrencyRates(rates);
+    if (!checked.valid) throw new CurrencyRatesError(checked.errors.map((issue) => issue.message));
     const currencies = new Set<string>();
-    if (typeof rates !== "object" || rates === null || typeof rates.conversions !== "object" || rates.conversions === null) {
-      throw new CurrencyRatesError(["conversions must be an object of objects, { FROM: { TO: rate } }"]);
-    }
     for (const [from, row] of Object.entries(rates.conversions)) {
-      if (!currencyCode.test(from)) problems.push(`conversions.${from}: not an ISO 4217 code`);
-      if (typeof row !== "object" || row === null) {
-        problems.push(`conversions.${from}: must be an object of rates`);
-        continue;
-      }
+      currencies.add(from);
       const out = new Map<string, Fraction>();
       for (const [to, rate] of Object.entries(row)) {
-        const fraction = fractionOf(rate);
-        if (!currencyCode.test(to)) problems.push(`conversions.${from}.${to}: not an ISO 4217 code`);
-        else if (fraction === undefined) problems.push(`conversions.${from}.${to}: ${JSON.stringify(rate)} is not a positive number`);
-        else {
-          out.set(to, fraction);
-          currencies.add(from).add(to);
-        }
+        out.set(to, fractionOf(rate));
+        currencies.add(to);
       }
       this.direct.set(from, out);
     }
-    if (problems.length > 0) throw new CurrencyRatesError(problems);
     this.currencies = currencies;
-    this.dataAsOf = typeof rates.dataAsOf === "string" ? rates.dataAsOf : undefined;
+    this.dataAsOf = rates.dataAsOf;
   }
 
   /** The rate from → to: 1 for one currency, then direct, inverse, across one currency; undefined when none. */
@@ -136,5 +119,22 @@ export class CurrencyConverter {
     if (rate === undefined) return undefined;
     const converted = Number(roundHalfEven(BigInt(micros), rate));
     return Number.isSafeInteger(converted) ? converted : undefined;
+  }
+}
+
+/** Reads a currency rates file (`adxkit serve --currency-rates`); throws CurrencyRatesError naming the file. */
+export async function loadCurrencyRates(path: string): Promise<CurrencyConverter> {
+  let rates: unknown;
+  try {
+    rates = JSON.parse(await readFile(path, "utf8"));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new CurrencyRatesError([`${path}: ${code !== undefined ? `cannot be read (${code})` : `is not JSON (${(error as Error).message})`}`]);
+  }
+  try {
+    return new CurrencyConverter(rates as CurrencyRates);
+  } catch (error) {
+    if (error instanceof CurrencyRatesError) throw new CurrencyRatesError(error.problems.map((problem) => `${path}: ${problem}`));
+    throw error;
   }
 }

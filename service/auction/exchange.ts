@@ -17,6 +17,7 @@ import { checkBid, describe, impRules, requestRules, type ImpRules, type Rejecti
 import type { BidderConfig } from "./bidders.js";
 import { CircuitBreaker, type CircuitBreakerOptions, type CircuitSnapshot } from "./circuit-breaker.js";
 import { clearingPrice } from "./clearing.js";
+import { CurrencyConverter } from "./currency.js";
 import { bidderBudget, DEFAULT_TMAX_MS, effectiveTmax, MARKUP_FETCH_SAFETY_MS, SHED_BELOW_MS } from "./deadline.js";
 import { HttpClient, type BidCall, type CallOutcome } from "./http-client.js";
 import { replaceMacros, type MacroValues } from "./macros.js";
@@ -57,6 +58,11 @@ export interface ExchangeOptions {
    * in the bidders file overrides it. Above it a bid is rejected (price-above-max).
    */
   maxBidCpm?: number;
+  /**
+   * The rates bids are converted with (x-adxkit-auction currency); without them the exchange
+   * trades in the reports' currency (USD) only. `useCurrencyRates` swaps them while serving.
+   */
+  currencyRates?: CurrencyConverter;
   /** Largest bidder answer read (default 1 MiB). */
   maxBodyBytes?: number;
   /** Connections per bidder origin (default 128). */
@@ -128,7 +134,9 @@ interface Candidate {
   bidder: BidderRuntime;
   bid: TextMarkupBid;
   seat: string;
+  /** The bid's price in the auction's currency, the one bids compete in. */
   priceMicros: number;
+  /** The bid's own currency (the answer's cur). */
   currency: string;
   responseBidId?: string;
   /** Order of arrival: ties go to the lowest. */
@@ -157,6 +165,8 @@ interface Winner {
 /** One auction's shared state while answers come in. */
 interface AuctionContext {
   request: BidRequest;
+  /** The currency the auction runs and answers in (x-adxkit-auction currency). */
+  currency: string;
   /** The report counts the auction adds, recorded as one event when it is answered. */
   increments: FactIncrement[];
   slots: Map<string, Slot>;
@@ -167,6 +177,8 @@ interface AuctionContext {
 }
 
 const REQUEST: FactCounts = Object.freeze({ request: 1 });
+/** The 204 of an auction not run for want of a currency it can trade in (x-adxkit-auction currency). */
+const NO_CURRENCY_HEADERS: Readonly<Record<string, string>> = Object.freeze({ "x-adxkit-no-bid": "currency-unsupported" });
 /** The 204 of an auction not run (spec: the auction's 204, header x-adxkit-no-bid). */
 const SHED_HEADERS: Readonly<Record<string, string>> = Object.freeze({ "x-adxkit-no-bid": "overloaded" });
 const RESPONSE: FactCounts = Object.freeze({ response: 1 });
@@ -209,6 +221,7 @@ export class Exchange {
   private readonly publicUrl: string;
   private readonly billingTtlMs: number;
   private billingKeys: SealKeyRing;
+  private rates: CurrencyConverter;
   private readonly defaultTmaxMs: number;
   private readonly counters = new ExchangeStats();
   /** Billing token ids already recorded, with their expiry (epoch ms); swept once a minute. */
@@ -226,6 +239,7 @@ export class Exchange {
     this.publicUrl = options.publicUrl.replace(/\/+$/, "");
     this.billingTtlMs = options.billingTtlMs ?? HOUR_MS;
     this.billingKeys = options.billingKeys;
+    this.rates = options.currencyRates ?? new CurrencyConverter();
     this.defaultTmaxMs = options.defaultTmaxMs ?? DEFAULT_TMAX_MS;
     if (options.openAuction !== true && options.auctionKeys === undefined) throw new TypeError("an exchange needs auctionKeys (the report store) to check its callers, or openAuction: true");
     if (options.openAuction !== true) {
@@ -300,7 +314,8 @@ export class Exchange {
     const forbidden = account !== undefined ? this.gate!.publisherRefusal(request, account) : undefined;
     if (forbidden !== undefined) return forbidden;
     const tmax = effectiveTmax(request.tmax, this.defaultTmaxMs);
-    const context = this.openAuction(request);
+    const currency = this.auctionCurrency(request);
+    const context = this.openAuction(request, currency ?? auctionRules.reportCurrency);
     if (context.slots.size === 0) {
       // Nothing this exchange buys (an audio-only request, rule imp-media-supported): no bidder is called.
       this.counters.noBid++;
@@ -308,7 +323,11 @@ export class Exchange {
     }
 
     let output: OperationOutput;
-    if (bidderBudget(tmax, performance.now() - startedAt) < SHED_BELOW_MS) {
+    if (currency === undefined) {
+      // No currency of the request converts to the reports' one: no bidder is called; the request still counts.
+      this.counters.currencyUnsupported++;
+      output = { status: 204, headers: NO_CURRENCY_HEADERS };
+    } else if (bidderBudget(tmax, performance.now() - startedAt) < SHED_BELOW_MS) {
       // Too late to run (the request waited unseen, overload.ts): answered at once, counted.
       this.counters.overloaded++;
       output = { status: 204, headers: SHED_HEADERS };
@@ -337,7 +356,26 @@ export class Exchange {
     return output;
   }
 
-  private openAuction(request: BidRequest): AuctionContext {
+  /**
+   * The auction's currency: the first of the request's cur (default-currency without one) that the
+   * rates convert to the reports' currency and that every floor converts to; undefined when none does.
+   */
+  private auctionCurrency(request: BidRequest): string | undefined {
+    const listed = request.cur !== undefined && request.cur.length > 0 ? request.cur : [auctionRules.defaultCurrency];
+    const rates = this.rates;
+    return listed.find(
+      (currency) =>
+        rates.has(currency, auctionRules.reportCurrency) &&
+        request.imp.every((imp) => !(imp.bidfloor !== undefined && imp.bidfloor > 0) || rates.has(imp.bidfloorcur ?? auctionRules.defaultCurrency, currency)),
+    );
+  }
+
+  /** Uses new currency rates from the next auction on (adxkit serve re-reads its rates file on SIGHUP). */
+  useCurrencyRates(rates: CurrencyConverter): void {
+    this.rates = rates;
+  }
+
+  private openAuction(request: BidRequest, currency: string): AuctionContext {
     const dims = requestDimensions(request);
     const dateHour = dateHourOf(this.clock());
     const slots = new Map<string, Slot>();
@@ -345,6 +383,9 @@ export class Exchange {
     for (const imp of request.imp) {
       const rules = impRules(imp);
       if (rules.kinds.length === 0) continue;
+      // The floor in the auction's currency (auctionCurrency chose one every floor converts to).
+      const floorCurrency = imp.bidfloorcur ?? auctionRules.defaultCurrency;
+      if (rules.floorMicros > 0 && floorCurrency !== currency) rules.floorMicros = this.rates.convert(rules.floorMicros, floorCurrency, currency) ?? rules.floorMicros;
       const adFormat = adFormatOf(imp);
       const placement = imp.tagid ?? "";
       // supplyKey(): a dimension the model added later holds its default until it is filled here.
@@ -354,7 +395,7 @@ export class Exchange {
       this.counters.impsOffered++;
       increments.push({ side: "supply", key: supplyKey, id: supplyId, counts: REQUEST });
     }
-    return { request, increments, slots, rules: requestRules(request, this.lenient), dims, dateHour, seq: 0 };
+    return { request, currency, increments, slots, rules: requestRules(request, this.lenient), dims, dateHour, seq: 0 };
   }
 
   /**
@@ -472,10 +513,14 @@ export class Exchange {
 
     // Validation problems are attributed to the bid, seat or response their path points into.
     const validation = validateBidResponse(response, sent, { lenient: this.lenient, recommended: false });
+    const currency = typeof response.cur === "string" ? response.cur : auctionRules.defaultCurrency;
+    // A bid in a currency the request does not list still competes when the rates convert it (Prebid Server's way).
+    const convertible = this.rates.has(currency, context.currency) && this.rates.has(currency, auctionRules.reportCurrency);
     let responseProblem: Rejection | undefined;
     const seatProblems = new Map<string, Rejection>();
     const bidProblems = new Map<string, Rejection>();
     for (const error of validation.errors) {
+      if (error.rule === "response-cur-allowed" && convertible) continue;
       const detail = `${error.path || "/"}: ${error.message} [${error.rule}]`;
       // The reason the spec gives the rule (auction-rejections rules); a problem inside the markup is a mismatch.
       const inBid = bidPath.exec(error.path);
@@ -493,7 +538,6 @@ export class Exchange {
       }
     }
 
-    const currency = typeof response.cur === "string" ? response.cur : "USD";
     const responseBidId = typeof response.bidid === "string" ? response.bidid : undefined;
     const seatbids: unknown[] = Array.isArray(response.seatbid) ? response.seatbid : [];
     const answeredImps = new Set<string>();
@@ -509,7 +553,13 @@ export class Exchange {
         const valid = bid as Bid;
         const slot = problem === undefined ? context.slots.get(valid.impid) : undefined;
         if (problem === undefined && slot === undefined) problem = { reason: "unknown-imp", detail: `impid ${JSON.stringify(valid.impid)} names no imp` };
-        const priceMicros = problem === undefined ? toMicros(valid.price) : 0;
+        const bidMicros = problem === undefined ? toMicros(valid.price) : 0;
+        // Compared in the auction's currency, capped in the reports' one.
+        const priceMicros = this.rates.convert(bidMicros, currency, context.currency);
+        const reportMicros = this.rates.convert(bidMicros, currency, auctionRules.reportCurrency);
+        if (problem === undefined && (priceMicros === undefined || reportMicros === undefined)) {
+          problem = { reason: "currency-no-rate", detail: `no rate converts ${currency} to ${context.currency} and ${auctionRules.reportCurrency}` };
+        }
         if (problem === undefined && valid.adm === undefined && valid.nurl === undefined) {
           problem = { reason: "markup-mismatch", detail: "bid has neither adm nor nurl: no markup to serve" };
         }
@@ -517,10 +567,10 @@ export class Exchange {
         if (problem === undefined && typeof valid.adm === "object") valid.adm = JSON.stringify(valid.adm);
         // Before the markup checks (the costly ones): a bid whose notices the exchange may not call cannot compete.
         problem ??= noticeRefusal(valid, bidder.noticeOrigins);
-        problem ??= checkBid(valid as TextMarkupBid, priceMicros, bidder.maxPriceMicros, slot!.rules, context.rules);
+        problem ??= checkBid(valid as TextMarkupBid, { auction: priceMicros!, report: reportMicros! }, bidder.maxPriceMicros, slot!.rules, context.rules);
         if (problem !== undefined) return this.rejectBid(context, bidder, problem, isObject(bid) ? bid.id : undefined, isObject(bid) ? bid.impid : undefined);
         bidder.counters.validBids++;
-        slot!.candidates.push({ bidder, bid: valid as TextMarkupBid, seat: seatId, priceMicros, currency, responseBidId, seq: context.seq++ });
+        slot!.candidates.push({ bidder, bid: valid as TextMarkupBid, seat: seatId, priceMicros: priceMicros!, currency, responseBidId, seq: context.seq++ });
         if (!answeredImps.has(valid.impid)) {
           answeredImps.add(valid.impid);
           const demand = slot!.demand.get(id)!;
@@ -592,7 +642,8 @@ export class Exchange {
       impId: candidate.bid.impid,
       seatId: candidate.seat,
       adId: candidate.bid.adid,
-      price: formatMicros(winner.clearingMicros),
+      // OpenRTB 2.5 4.4: the clearing price in the bid's own currency and units.
+      price: formatMicros(this.rates.convert(winner.clearingMicros, context.currency, candidate.currency) ?? winner.clearingMicros),
       currency: candidate.currency,
     };
   }
@@ -600,17 +651,11 @@ export class Exchange {
   /** The bid response: one winning bid per imp, grouped by seat; 204 when no imp has one. */
   private answer(context: AuctionContext, winners: Winner[]): OperationOutput {
     if (winners.length === 0) return { status: 204 };
-    // One currency per answer: adxkit has no exchange rates, so winners in another currency than
-    // the first imp's winner are left out (a request allowing several currencies is rare).
-    const currency = winners[0].candidate.currency;
+    const currency = context.currency;
     const seats = new Map<string, Bid[]>();
     const expires = this.clock() + this.billingTtlMs;
     for (const winner of winners) {
       const { candidate, slot } = winner;
-      if (candidate.currency !== currency) {
-        this.logger.warn({ auction: context.request.id, bidder: candidate.bidder.config.id, imp: slot.imp.id, currency }, "winning bid in a second currency left out");
-        continue;
-      }
       const values = this.macroValues(context, winner);
       const { nurl, lurl, ...bid } = candidate.bid;
       const claims: BillingClaims = {
@@ -618,8 +663,9 @@ export class Exchange {
         aid: context.request.id,
         iid: slot.imp.id,
         seat: candidate.seat,
-        px: winner.clearingMicros,
-        cur: candidate.currency,
+        // The reports' currency: what the billing call records (the rates have a pair, or the bid could not compete).
+        px: this.rates.convert(winner.clearingMicros, currency, auctionRules.reportCurrency) ?? 0,
+        cur: auctionRules.reportCurrency,
         burl: bid.burl !== undefined ? replaceMacros(bid.burl, values, "url") : undefined,
         k: encodeAuctionKey({ ...slot.supplyKey, bidder_id: candidate.bidder.config.id }),
         exp: expires,

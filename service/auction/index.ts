@@ -11,8 +11,10 @@ import { Exchange, type ExchangeOptions } from "./exchange.js";
 import { parseBidRequestBody } from "./forward.js";
 import { LoopLagProbe } from "./overload.js";
 import type { SealKeyRing } from "./token-seal.js";
+import type { CurrencyConverter } from "./currency.js";
 
 export { loadBidders, parseBidders, BidderConfigError, type BidderConfig } from "./bidders.js";
+export { CurrencyConverter, CurrencyRatesError, loadCurrencyRates, type CurrencyRates } from "./currency.js";
 export { Exchange, type ExchangeOptions } from "./exchange.js";
 export type { AuctionKeySource } from "../accounts/auction-keys.js";
 export type { FactSink } from "../events/facts.js";
@@ -29,6 +31,8 @@ export interface ExchangeHandle {
   flushFacts(): Promise<number>;
   /** Swaps the billing key ring (a rotation step, reloaded without a restart). */
   useBillingKeys(ring: SealKeyRing): void;
+  /** Swaps the currency rates (a new rates file, reloaded without a restart). */
+  useCurrencyRates(rates: CurrencyConverter): void;
 }
 
 const startedAt = new WeakMap<FastifyRequest, number>();
@@ -76,5 +80,7 @@ export function registerExchange(app: FastifyInstance, options: ExchangeOptions)
     lag?.stop();
     await exchange.close();
   });
-  return { close: () => exchange.close(), stats: () => exchange.stats(), flushFacts: () => exchange.flushFacts(), useBillingKeys: (ring) => exchange.useBillingKeys(ring) };
+  return { close: () => exchange.close(), stats: () => exchange.stats(), flushFacts: () => exchange.flushFacts(), useBillingKeys: (ring) => exchange.useBillingKeys(ring),
+    useCurrencyRates: (rates) => exchange.useCurrencyRates(rates),
+  };
 }

@@ -32,6 +32,8 @@ export class ExchangeStats {
   late = 0;
   /** Auctions answered 204 at once: too little of tmax was left after the wait (overload.ts). */
   overloaded = 0;
+  /** Auctions answered 204 at once: no currency of the request converts to the reports' one (x-adxkit-auction currency). */
+  currencyUnsupported = 0;
   /** Billing calls: `refused` are genuine tokens whose impression the report store would not keep (500). */
   billing = { recorded: 0, duplicate: 0, invalid: 0, expired: 0, refused: 0 };
   /** Auctions refused for their caller (auction-auth.ts): 401, 429 and 403. */
@@ -72,6 +74,7 @@ export class ExchangeStats {
       impsWon: this.impsWon,
       late: this.late,
       overloaded: this.overloaded,
+      currencyUnsupported: this.currencyUnsupported,
       billing: { ...this.billing },
       auth: { ...this.auth },
       spoolFailures: this.spoolFailures,

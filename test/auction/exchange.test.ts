@@ -159,10 +159,16 @@ describe("blocking rules", () => {
     expect(rejections("dsp-a")["currency-not-allowed"]).toBe(before + 1);
   });
 
-  test("a currency the request allows is the answer's currency", async () => {
+  test("without currency rates a request in EUR alone is not run: its revenue could not be reported in USD (currency-auction.test.ts converts)", async () => {
     a.behave((r) => ({ body: answer(r, [bid(3)], { cur: "EUR" }) }));
     const res = await ex.auction(bannerRequest({ cur: ["EUR"] }));
-    expect(res.body.cur).toBe("EUR");
+    expect(res.status).toBe(204);
+  });
+
+  test("of the currencies a request allows, the first the exchange can report is the answer's currency", async () => {
+    a.behave((r) => ({ body: answer(r, [bid(3)]) }));
+    const res = await ex.auction(bannerRequest({ cur: ["EUR", "USD"] }));
+    expect(res.body.cur).toBe("USD");
   });
 });
 

@@ -18,6 +18,8 @@ export interface ServerProcess {
   child: ChildProcess;
   /** Everything the process wrote to stderr so far. */
   stderr: string[];
+  /** Its log lines (pino JSON on stdout, at --log-level warn) so far. */
+  stdout: string[];
   /** Its exit code (null when a signal ended it). */
   exited: Promise<number | null>;
 }
@@ -36,8 +38,11 @@ export function freePort(): Promise<number> {
 
 /** Starts `adxkit serve ARGS --port PORT` and resolves once it prints its listening line (within 60 s: a loaded machine starts slowly). */
 export async function startServerProcess(name: string, args: string[], port: number, env: NodeJS.ProcessEnv = process.env): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [CLI, "serve", ...args, "--port", String(port), "--log-level", "warn"], { cwd: ROOT, env, stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(process.execPath, [CLI, "serve", ...args, "--port", String(port), "--log-level", "warn"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   const stderr: string[] = [];
+  const stdout: string[] = [];
+  child.stdout!.setEncoding("utf8");
+  child.stdout!.on("data", (chunk: string) => stdout.push(chunk));
   const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
   await new Promise<void>((done, fail) => {
     const timer = setTimeout(() => fail(new Error(`${name} did not start within 60 s: ${stderr.join("")}`)), 60_000);
@@ -54,7 +59,7 @@ export async function startServerProcess(name: string, args: string[], port: num
       fail(new Error(`${name} exited (code ${code}) before listening: ${stderr.join("")}`));
     });
   });
-  return { name, url: `http://127.0.0.1:${port}`, child, stderr, exited };
+  return { name, url: `http://127.0.0.1:${port}`, child, stderr, stdout, exited };
 }
 
 /** SIGTERM, then the exit code; SIGKILL and a failure after `ms`. */

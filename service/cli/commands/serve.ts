@@ -18,6 +18,7 @@ Examples:
   $ ADXKIT_PORT=9000 ADXKIT_BIDDERS=bidders.json adxkit serve --print-config
   $ adxkit serve --db :memory: --bidders bidders.json --lenient
   $ adxkit serve --db ./data/adxkit.duckdb --bidders bidders.json --spool /var/lib/adxkit/spool
+  $ adxkit serve --bidders bidders.json --currency-rates rates.json   # then kill -HUP <pid> after a new rates.json
   $ curl -s -X POST http://127.0.0.1:8080/openrtb2/auction -H 'content-type: application/json' \\
       -H 'authorization: Bearer <auction key from adxkit accounts create --side supply>' -d @request.json
   $ curl -s -X POST http://127.0.0.1:8080/api/report/v1 -H 'content-type: application/json' \\
@@ -46,6 +47,7 @@ Examples:
         port,
         biddersFile: options.bidders,
         maxBidCpm: options.maxCpm,
+        currencyRatesFile: options.currencyRates,
         openAuction: options.openAuction === true,
         publicUrl: options.publicUrl,
         lenient: options.lenient === true,
@@ -69,11 +71,7 @@ Examples:
       process.once("SIGTERM", stop);
       // A key rotation step (adxkit billing-keys) takes effect without a restart.
       process.on("SIGHUP", () => {
-        try {
-          server.reload();
-        } catch (error) {
-          server.app.log.error({ err: error }, "reload failed; the previous configuration stays");
-        }
+        server.reload().catch((error: unknown) => server.app.log.error({ err: error }, "reload failed; the previous configuration stays"));
       });
     });
 }
