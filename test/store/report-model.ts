@@ -20,8 +20,8 @@ const iso = (ms: number) => new Date(ms).toISOString().slice(0, 19);
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
 const hourArb = fc.integer({ min: 0, max: WINDOW_HOURS - 1 }).map((h) => iso(WINDOW_START + h * HOUR));
-// Revenue in 1/64 steps: binary fractions sum exactly in any order, so DuckDB and the model agree to the bit.
-const metricsArb = {
+/** The counters of a fact. Revenue in 1/64 steps: binary fractions sum exactly in any order, so every store and the model agree to the bit. */
+export const metricsArb = {
   request: fc.integer({ min: 0, max: 1000 }),
   response: fc.integer({ min: 0, max: 1000 }),
   impression: fc.integer({ min: 0, max: 1000 }),

@@ -5,6 +5,7 @@
 import fc from "fast-check";
 import type { Dimension, Fact, Metric, ReportQuery } from "../../service/store/index.js";
 import { reportModel } from "@adxkit/bindings/reports";
+import { metricsArb } from "./report-model.js";
 
 const HOUR = 3_600_000;
 const FIRST = Date.UTC(2026, 8, 20);
@@ -13,13 +14,7 @@ const iso = (ms: number) => new Date(ms).toISOString().slice(0, 19);
 
 const PUBLISHERS = ["pub-1", "pub-2"];
 const hourArb = fc.integer({ min: 0, max: HOURS - 1 }).map((h) => iso(FIRST + h * HOUR));
-// Revenue in 1/64 steps: binary fractions add up exactly in any order, so every table agrees to the bit.
-const counts = {
-  request: fc.integer({ min: 0, max: 1000 }),
-  response: fc.integer({ min: 0, max: 1000 }),
-  impression: fc.integer({ min: 0, max: 1000 }),
-  revenue: fc.integer({ min: 0, max: 20_000 }).map((k) => k / 64),
-};
+const counts = metricsArb;
 export const rollupFactArb: fc.Arbitrary<Fact> = fc.oneof(
   fc.record({
     side: fc.constant("supply" as const),
