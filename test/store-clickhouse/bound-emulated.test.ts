@@ -51,5 +51,6 @@ describe.skipIf(reason !== undefined)(`bound parameters through a binding proxy 
       }),
       { numRuns: 40 },
     );
-  });
+    // A few seconds on an idle machine; every load also fills the rollups' views on the server.
+  }, 120_000);
 });
