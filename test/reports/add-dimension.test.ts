@@ -146,7 +146,7 @@ describe("adding a report dimension (docs/adding-a-report-dimension.md)", () => 
 });
 
 describe.skipIf(clickhouse === undefined)("adding a report dimension on ClickHouse", () => {
-  it("groups and filters by the new dimension after its migration, the facts from before holding 0", () => {
+  it("groups and filters by the new dimension after its migration, the facts from before holding 0", { timeout: 180_000 }, () => {
     writeFileSync(
       join(root, "report.ts"),
       `import { openStore } from "./service/store/index.js";
