@@ -77,6 +77,8 @@ async function main(): Promise<void> {
     process.stderr.write(`${name}: ${fmt(loaded)} facts at ${fmt(ingestRate, 0)}/s; serving…\n`);
     const store = await reopen(loading);
     const account = await store.createAccount({ side: "supply", publisher_ids: Array.from({ length: 50 }, (_, i) => `pub-${i + 1}`) });
+    // The auction checks its caller's key against the store, as `adxkit serve` does.
+    const auctionKey = await store.issueAuctionKey(account.userid);
     const spool = mkdtempSync(join(tmpdir(), "adxkit-bench-spool-"));
     let exchange: ReturnType<typeof registerExchange> | undefined;
     const app = await buildApp({
@@ -85,6 +87,7 @@ async function main(): Promise<void> {
         exchange = registerExchange(server, {
           bidders: endpoints.map((endpoint, i) => ({ id: `bench-${i + 1}`, endpoint, seat: `seat-${i + 1}` })),
           sink: store,
+          auctionKeys: store,
           billingKeys: new SealKeyRing([sealKey("bench-secret")]),
           publicUrl: "http://127.0.0.1:8080",
           spoolDir: spool,
@@ -118,6 +121,7 @@ async function main(): Promise<void> {
         for (let i = 0; i < runs; i++) times.push((await post(body)).ms);
         return { ms: median(times), rows: first.rows, check: `${first.rows} rows, revenue ${first.revenue.toFixed(4)}` };
       };
+      process.stderr.write(`${name}: reports…\n`);
       const total = await timed(queries.total);
       const byCountry = await timed(queries.byCountry);
       const grouped = await timed(queries.grouped);
@@ -138,7 +142,13 @@ async function main(): Promise<void> {
         return latencies;
       };
       const cheap = async () => (await request(`${base}/api/report/v1`, { method: "POST", headers, body: "{}" })).body.text();
-      const auction = async () => (await request(`${base}/openrtb2/auction`, { method: "POST", headers: { "content-type": "application/json" }, body: auctionBody })).body.text();
+      const auction = async () => {
+        const response = await request(`${base}/openrtb2/auction`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${auctionKey}` }, body: auctionBody });
+        const text = await response.body.text();
+        // A refused auction (401, 400) is no auction: its time would measure nothing.
+        if (response.statusCode !== 200 && response.statusCode !== 204) throw new Error(`auction answered HTTP ${response.statusCode}: ${text.slice(0, 200)}`);
+      };
+      process.stderr.write(`${name}: probes, idle and during heavy reports…\n`);
       const [cheapIdle, auctionIdle] = await Promise.all([probe(2, cheap, 5), probe(2, auction, 10)]);
       let heavyReports = 0;
       const until = performance.now() + heavySeconds * 1000;
