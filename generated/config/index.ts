@@ -80,7 +80,7 @@ export const serveOptions: readonly ServeOption[] = [
     "type": [
       "integer"
     ],
-    "description": "DuckDB's worker threads; by default one less than the machine's cores (at least 1), so the event loop keeps a core while a heavy report runs (docs/reports.md)."
+    "description": "DuckDB's worker threads; by default one less than the machine's cores (at least 1) in `serve` and `demo`, so the event loop keeps a core while a heavy report runs, and every core in the commands that load or read the store (docs/reports.md)."
   },
   {
     "name": "duckdbMemoryLimit",

@@ -1689,7 +1689,7 @@ clickhouseUrl?: string
  */
 clickhousePassword?: string
 /**
- * DuckDB's worker threads; by default one less than the machine's cores (at least 1), so the event loop keeps a core while a heavy report runs (docs/reports.md).
+ * DuckDB's worker threads; by default one less than the machine's cores (at least 1) in `serve` and `demo`, so the event loop keeps a core while a heavy report runs, and every core in the commands that load or read the store (docs/reports.md).
  */
 duckdbThreads?: number
 /**

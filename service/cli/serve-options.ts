@@ -37,18 +37,61 @@ function typed(option: ServeOption, text: unknown): unknown {
   return text;
 }
 
-/** Adds the flag of every option that has one (`--spool <dir>` also gets `--no-spool`), and --print-config. */
-export function addServeOptions(command: Command): Command {
-  for (const option of serveOptions) {
-    if (option.flag === undefined) continue;
-    const variables = option.env.length > 0 ? `; env ${option.env.join(", ")}` : "";
-    const fallback = option.default !== undefined ? `; default ${option.default}` : "";
-    command.addOption(new Option(option.flag, `${option.description}${variables}${fallback}`));
-    if (option.type.includes("boolean") && option.type.includes("string")) {
-      command.addOption(new Option(`--no-${flagName(option)!.slice(2)}`, `no ${option.name} at all (or ${option.env[0]}=false)`));
-    }
+/** The flag of one option (`--spool <dir>` also gets `--no-spool`); `variables: false` leaves its variables out of the help. */
+function addFlag(command: Command, option: ServeOption, variables = true): void {
+  if (option.flag === undefined) return;
+  const env = variables && option.env.length > 0 ? `; env ${option.env.join(", ")}` : "";
+  const fallback = option.default !== undefined ? `; default ${option.default}` : "";
+  command.addOption(new Option(option.flag, `${option.description}${env}${fallback}`));
+  if (option.type.includes("boolean") && option.type.includes("string")) {
+    command.addOption(new Option(`--no-${flagName(option)!.slice(2)}`, `no ${option.name} at all (or ${option.env[0]}=false)`));
   }
+}
+
+/** Adds the flag of every option that has one, and --print-config. */
+export function addServeOptions(command: Command): Command {
+  for (const option of serveOptions) addFlag(command, option);
   return command.addOption(new Option("--print-config", "print the effective options, where each came from (flag, variable, default), secrets redacted; then exit"));
+}
+
+/**
+ * Adds the flags of some serve options to another command (the store commands share the store's):
+ * the same flag, description and check; only the flags (the variables are serve's).
+ */
+export function addServeFlags(command: Command, names: readonly (keyof ServeOptions)[]): Command {
+  for (const name of names) addFlag(command, byName.get(name)!, false);
+  return command;
+}
+
+/**
+ * The values of some serve options given as flags of another command (commander's parsed text),
+ * checked by the spec's validator; throws a UsageError naming the flag, like serve's.
+ */
+export function checkServeFlags<K extends keyof ServeOptions>(given: Partial<Record<K, unknown>>, usage: string): Pick<ServeOptions, K> {
+  const values: Record<string, unknown> = {};
+  const origins: Record<string, string> = {};
+  for (const [name, text] of Object.entries(given)) {
+    if (text === undefined) continue;
+    values[name] = typed(byName.get(name)!, text);
+    origins[name] = flagName(byName.get(name)!) ?? name;
+  }
+  return checked(values, origins, usage) as Pick<ServeOptions, K>;
+}
+
+/** The values when the generated validator takes them; else a UsageError naming each flag (or variable), its origin and the problem. */
+function checked(values: Record<string, unknown>, origins: Record<string, string>, usage: string): ServeOptions {
+  const result = validateServeOptions(values);
+  if (result.valid) return values as ServeOptions;
+  const problems = result.errors.map((issue) => {
+    const name = issue.path.split("/")[1] ?? "";
+    const option = byName.get(name);
+    const label = option?.flag !== undefined ? flagName(option) : (option?.env[0] ?? name);
+    const origin = origins[name] !== undefined && origins[name] !== label ? ` (from ${origins[name]})` : "";
+    // The validator's message names the value: never shown for a secret.
+    const message = option?.secret ? `not a valid value (rule ${issue.rule})` : issue.message;
+    return `${label}${origin}: ${message}`;
+  });
+  throw new UsageError(`${problems.join("; ")} — ${usage}`);
 }
 
 /**
@@ -76,20 +119,7 @@ export function resolveServeOptions(command: Command, env: NodeJS.ProcessEnv = p
       origins[option.name] = "default";
     }
   }
-  const result = validateServeOptions(values);
-  if (!result.valid) {
-    const problems = result.errors.map((issue) => {
-      const name = issue.path.split("/")[1] ?? "";
-      const option = byName.get(name);
-      const label = option?.flag !== undefined ? flagName(option) : (option?.env[0] ?? name);
-      const origin = origins[name] !== undefined && origins[name] !== label ? ` (from ${origins[name]})` : "";
-      // The validator's message names the value: never shown for a secret.
-      const message = option?.secret ? `not a valid value (rule ${issue.rule})` : issue.message;
-      return `${label}${origin}: ${message}`;
-    });
-    throw new UsageError(`${problems.join("; ")} — usage: adxkit serve [options], see adxkit serve --help`);
-  }
-  return { values: values as ServeOptions, origins };
+  return { values: checked(values, origins, "usage: adxkit serve [options], see adxkit serve --help"), origins };
 }
 
 /** The effective options as --print-config prints them: each value (secrets and URL passwords redacted) and its origin. */

@@ -11,6 +11,7 @@ import { serveThreads } from "../store/duckdb/connection.js";
 import { openStore } from "../store/index.js";
 import type { ReportStore } from "../store/store.js";
 import { UsageError } from "./errors.js";
+import { addServeFlags, checkServeFlags } from "./serve-options.js";
 import { readSecret } from "../secrets.js";
 
 export interface StoreCommandOptions {
@@ -24,13 +25,9 @@ export interface StoreCommandOptions {
   duckdbMemoryLimit?: string;
 }
 
-/** Adds --store and --clickhouse-url next to a command's --db. */
+/** Adds the store's flags next to a command's --db: serve's own (spec/schemas/serve-options.yaml), the same text and checks. */
 export function addStoreOptions(command: Command): Command {
-  return command
-    .option("--store <engine>", "report store: duckdb (embedded, --db) or clickhouse (--clickhouse-url)", "duckdb")
-    .option("--clickhouse-url <url>", "ClickHouse HTTP address and database, e.g. http://127.0.0.1:8123/adxkit (password: ADXKIT_CLICKHOUSE_PASSWORD)")
-    .option("--duckdb-threads <n>", "DuckDB worker threads (default: every core; serve and demo leave one to the event loop)")
-    .option("--duckdb-memory-limit <size>", "DuckDB memory limit, e.g. 2GB (default DuckDB's own, 80% of RAM; larger work spills to disk)");
+  return addServeFlags(command, ["store", "clickhouseUrl", "duckdbThreads", "duckdbMemoryLimit"]);
 }
 
 /** The ClickHouse address with the password of the environment, when it has none of its own. */
@@ -64,16 +61,13 @@ export function storeIdentity(options: Pick<StoreCommandOptions, "db" | "store" 
  * one core less than the machine has unless --duckdb-threads says otherwise.
  */
 export function openStoreFrom(options: StoreCommandOptions, { create, serving = false }: { create: boolean; serving?: boolean }): Promise<ReportStore> {
-  const engine = options.store ?? "duckdb";
-  if (engine !== "duckdb" && engine !== "clickhouse") throw new UsageError(`--store must be duckdb or clickhouse (got ${engine})`);
+  const given = checkServeFlags({ store: options.store, clickhouseUrl: options.clickhouseUrl, duckdbThreads: options.duckdbThreads, duckdbMemoryLimit: options.duckdbMemoryLimit }, "see the command's --help");
+  const engine = given.store ?? "duckdb";
   if (engine === "duckdb" && !create && options.db !== ":memory:" && !existsSync(options.db)) {
     throw new UsageError(`--db ${options.db}: no such database (this command reads one; serve, seed, ingest and accounts create make one)`);
   }
   const password = options.clickhousePassword ?? readSecret("ADXKIT_CLICKHOUSE_PASSWORD")?.value;
-  const clickhouseUrl = options.clickhouseUrl === undefined ? undefined : withPassword(options.clickhouseUrl, password);
-  const threads = options.duckdbThreads === undefined ? (serving ? serveThreads() : undefined) : Number(options.duckdbThreads);
-  if (threads !== undefined && (!Number.isInteger(threads) || threads < 1 || threads > 1024)) throw new UsageError(`--duckdb-threads must be an integer from 1 to 1024 (got ${options.duckdbThreads})`);
-  const memory = options.duckdbMemoryLimit;
-  if (memory !== undefined && !/^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i.test(memory)) throw new UsageError(`--duckdb-memory-limit must be a size such as 512MB or 2GB (got ${memory})`);
-  return openStore({ db: options.db, store: engine, clickhouseUrl, duckdbThreads: threads, duckdbMemoryLimit: memory });
+  const clickhouseUrl = given.clickhouseUrl === undefined ? undefined : withPassword(given.clickhouseUrl, password);
+  const threads = given.duckdbThreads ?? (serving ? serveThreads() : undefined);
+  return openStore({ db: options.db, store: engine, clickhouseUrl, duckdbThreads: threads, duckdbMemoryLimit: given.duckdbMemoryLimit });
 }

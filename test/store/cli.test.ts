@@ -34,12 +34,12 @@ const supplyLine =
 const demandLine = '{"side":"demand","date_hour":"2026-10-01T05:00:00","bidder_id":"dsp-1","ad_format":3,"platform":1,"request":100,"response":50,"impression":20,"revenue":0.9}';
 
 describe("DuckDB's resources (--duckdb-threads, --duckdb-memory-limit)", () => {
-  it("are taken by every store command, and bad values are usage errors (exit 2)", async () => {
+  it("are taken by every store command, and bad values are usage errors (exit 2), checked by serve's schema", async () => {
     const file = join(dir, "facts.ndjson");
     await writeFile(file, `${supplyLine}\n`);
     expect((await run("ingest", "--db", db, "--duckdb-threads", "1", "--duckdb-memory-limit", "256MB", file)).exitCode).toBe(0);
     expect(await report()).toEqual([{ request: 100 }]);
-    for (const [flag, value] of [["--duckdb-threads", "0"], ["--duckdb-threads", "two"], ["--duckdb-memory-limit", "lots"], ["--duckdb-memory-limit", "2GB; DROP"]]) {
+    for (const [flag, value] of [["--duckdb-threads", "0"], ["--duckdb-threads", "two"], ["--duckdb-memory-limit", "lots"], ["--duckdb-memory-limit", "2GB; DROP"], ["--store", "mysql"], ["--clickhouse-url", "ftp://ch"]]) {
       const result = await run("ingest", "--db", db, flag, value, file);
       expect(result.exitCode, `${flag} ${value}`).toBe(2);
       expect(result.stderr).toContain(flag);
