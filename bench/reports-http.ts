@@ -37,6 +37,10 @@ if (process.argv[2] === "bidders") {
   const running = await Promise.all(benchBidders([4, 6]).map((options) => startBidder(options)));
   process.send!({ endpoints: running.map((b) => b.endpoint) });
   process.on("disconnect", () => void Promise.all(running.map((b) => b.close())).then(() => process.exit(0)));
+} else if (process.argv[2] === "client") {
+  process.once("message", async (job) => {
+    process.send!(await runClient(job as ClientJob), () => process.disconnect());
+  });
 } else {
   await main();
 }
@@ -99,80 +103,15 @@ async function main(): Promise<void> {
     try {
       await app.listen({ host: "127.0.0.1", port: 0 });
       const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
-      const headers = { "content-type": "application/json", "x-userid": account.userid, "x-authorization": account.authorization };
-      const post = async (body: unknown) => {
-        const t = performance.now();
-        const response = await request(`${base}/api/report/v1`, { method: "POST", headers, body: JSON.stringify(body) });
-        const parsed = (await response.body.json()) as { status: { code: number }; data: { total: number; data: Record<string, number>[] } };
-        if (parsed.status.code !== 0) throw new Error(`report failed: ${JSON.stringify(parsed.status)}`);
-        return { ms: performance.now() - t, rows: parsed.data.total, revenue: parsed.data.data.reduce((sum, row) => sum + (row.revenue ?? 0), 0) };
-      };
-      const month = { start: "2026-10-01T00:00:00", end: "2026-10-31T23:59:59" };
-      const queries = {
-        total: { ...month, metrics: ["revenue", "request", "response", "impression", "fill_rate"] },
-        byCountry: { ...month, dimensions: ["date", "country"], metrics: ["revenue", "impression", "ecpm"], limit: 50_000 },
-        grouped: { ...month, dimensions: ["date", "country", "app_bundle_id"], metrics: ["revenue", "impression", "ecpm"], country: ["USA", "GBR", "DEU", "JPN", "BRA"], limit: 50_000 },
-      };
-      const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-      const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.99))];
-      const timed = async (body: unknown) => {
-        const first = await post(body);
-        const times: number[] = [];
-        for (let i = 0; i < runs; i++) times.push((await post(body)).ms);
-        return { ms: median(times), rows: first.rows, check: `${first.rows} rows, revenue ${first.revenue.toFixed(4)}` };
-      };
-      process.stderr.write(`${name}: reports…\n`);
-      const total = await timed(queries.total);
-      const byCountry = await timed(queries.byCountry);
-      const grouped = await timed(queries.grouped);
-
-      // Probes: a cheap report request (good credentials, no start: -2 after the account's
-      // lookup) every 5 ms, and an auction every 10 ms; each waits for its answer before the next.
-      const auctionBody = readFileSync("bench/payloads/banner.json", "utf8");
-      const tmax = JSON.parse(auctionBody).tmax ?? 200;
-      const probe = async (seconds: number, send: () => Promise<unknown>, everyMs: number) => {
-        const latencies: number[] = [];
-        const until = performance.now() + seconds * 1000;
-        while (performance.now() < until) {
-          const t = performance.now();
-          await send();
-          latencies.push(performance.now() - t);
-          await new Promise((resolve) => setTimeout(resolve, everyMs));
-        }
-        return latencies;
-      };
-      const cheap = async () => (await request(`${base}/api/report/v1`, { method: "POST", headers, body: "{}" })).body.text();
-      const auction = async () => {
-        const response = await request(`${base}/openrtb2/auction`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${auctionKey}` }, body: auctionBody });
-        const text = await response.body.text();
-        // A refused auction (401, 400) is no auction: its time would measure nothing.
-        if (response.statusCode !== 200 && response.statusCode !== 204) throw new Error(`auction answered HTTP ${response.statusCode}: ${text.slice(0, 200)}`);
-      };
-      process.stderr.write(`${name}: probes, idle and during heavy reports…\n`);
-      const [cheapIdle, auctionIdle] = await Promise.all([probe(2, cheap, 5), probe(2, auction, 10)]);
-      let heavyReports = 0;
-      const until = performance.now() + heavySeconds * 1000;
-      const heavyLoop = async () => {
-        while (performance.now() < until) {
-          await post(queries.grouped);
-          heavyReports++;
-        }
-      };
-      const [cheapHeavy, auctionHeavy] = await Promise.all([probe(heavySeconds, cheap, 5), probe(heavySeconds, auction, 10), heavyLoop(), heavyLoop()]);
-      return {
-        ingestRate,
-        total: total.ms,
-        byCountry: byCountry.ms,
-        grouped: grouped.ms,
-        groupedRows: grouped.rows,
-        checks: [total.check, byCountry.check, grouped.check],
-        cheapIdle: p99(cheapIdle),
-        cheapHeavy: p99(cheapHeavy),
-        auctionIdle: p99(auctionIdle as number[]),
-        auctionHeavy: p99(auctionHeavy as number[]),
-        tmax,
-        heavyReports,
-      };
+      const job: ClientJob = { name, base, headers: { "content-type": "application/json", "x-userid": account.userid, "x-authorization": account.authorization }, auctionKey: auctionKey! };
+      // The clients run in a child process: what the server's event loop does is measured, not the bench's parsing of 31,000 rows.
+      const client = fork(fileURLToPath(import.meta.url), ["client"], { execArgv: process.execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] });
+      const answer = new Promise<ClientFigures>((resolve, reject) => {
+        client.once("message", (m) => resolve(m as ClientFigures));
+        client.once("exit", (code) => reject(new Error(`the bench's client process ended (exit ${code})`)));
+      });
+      client.send(job);
+      return { ingestRate, ...(await answer) };
     } finally {
       await app.close();
       await exchange?.close();
@@ -236,4 +175,93 @@ async function main(): Promise<void> {
     process.stdout.write(same ? "both engines answer the same rows and revenue\n" : `WARNING: the engines disagree:\n  ${answers.join("\n  ")}\n`);
     if (!same) process.exitCode = 1;
   }
+}
+
+/** What the client process is told: the server and the credentials. */
+interface ClientJob {
+  name: string;
+  base: string;
+  headers: Record<string, string>;
+  auctionKey: string;
+}
+
+type ClientFigures = Omit<EngineFigures, "ingestRate">;
+
+/** The client side, in its own process: the report medians, then the probes idle and during heavy reports. */
+async function runClient({ name, base, headers, auctionKey }: ClientJob): Promise<ClientFigures> {
+  const post = async (body: unknown) => {
+    const t = performance.now();
+    const response = await request(`${base}/api/report/v1`, { method: "POST", headers, body: JSON.stringify(body) });
+    const parsed = (await response.body.json()) as { status: { code: number }; data: { total: number; data: Record<string, number>[] } };
+    if (parsed.status.code !== 0) throw new Error(`report failed: ${JSON.stringify(parsed.status)}`);
+    return { ms: performance.now() - t, rows: parsed.data.total, revenue: parsed.data.data.reduce((sum, row) => sum + (row.revenue ?? 0), 0) };
+  };
+  const month = { start: "2026-10-01T00:00:00", end: "2026-10-31T23:59:59" };
+  const queries = {
+    total: { ...month, metrics: ["revenue", "request", "response", "impression", "fill_rate"] },
+    byCountry: { ...month, dimensions: ["date", "country"], metrics: ["revenue", "impression", "ecpm"], limit: 50_000 },
+    grouped: { ...month, dimensions: ["date", "country", "app_bundle_id"], metrics: ["revenue", "impression", "ecpm"], country: ["USA", "GBR", "DEU", "JPN", "BRA"], limit: 50_000 },
+  };
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.99))];
+  const timed = async (body: unknown) => {
+    const first = await post(body);
+    const times: number[] = [];
+    for (let i = 0; i < runs; i++) times.push((await post(body)).ms);
+    return { ms: median(times), rows: first.rows, check: `${first.rows} rows, revenue ${first.revenue.toFixed(4)}` };
+  };
+  process.stderr.write(`${name}: reports…\n`);
+  const total = await timed(queries.total);
+  const byCountry = await timed(queries.byCountry);
+  const grouped = await timed(queries.grouped);
+
+  // Probes: a cheap report request (good credentials, no start: -2 after the account's
+  // lookup) every 5 ms, and an auction every 10 ms; each waits for its answer before the next.
+  const auctionBody = readFileSync("bench/payloads/banner.json", "utf8");
+  const tmax = JSON.parse(auctionBody).tmax ?? 200;
+  const probe = async (seconds: number, send: () => Promise<unknown>, everyMs: number) => {
+    const latencies: number[] = [];
+    const until = performance.now() + seconds * 1000;
+    while (performance.now() < until) {
+      const t = performance.now();
+      await send();
+      latencies.push(performance.now() - t);
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
+    }
+    return latencies;
+  };
+  const cheap = async () => (await request(`${base}/api/report/v1`, { method: "POST", headers, body: "{}" })).body.text();
+  const auction = async () => {
+    const response = await request(`${base}/openrtb2/auction`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${auctionKey}` }, body: auctionBody });
+    const text = await response.body.text();
+    // A refused auction (401, 400) is no auction: its time would measure nothing.
+    if (response.statusCode !== 200 && response.statusCode !== 204) throw new Error(`auction answered HTTP ${response.statusCode}: ${text.slice(0, 200)}`);
+  };
+  process.stderr.write(`${name}: probes, idle and during heavy reports…\n`);
+  const [cheapIdle, auctionIdle] = await Promise.all([probe(2, cheap, 5), probe(2, auction, 10)]);
+  let heavyReports = 0;
+  const until = performance.now() + heavySeconds * 1000;
+  const heavyLoop = async () => {
+    while (performance.now() < until) {
+      // Read, not parsed: the client's CPU competes with the server's on a small machine.
+      const response = await request(`${base}/api/report/v1`, { method: "POST", headers, body: JSON.stringify(queries.grouped) });
+      const bytes = Buffer.from(await response.body.arrayBuffer());
+      if (!bytes.subarray(0, 200).toString("latin1").includes('"code":0,')) throw new Error(`heavy report failed: ${bytes.subarray(0, 200).toString("latin1")}`);
+      heavyReports++;
+    }
+  };
+  const [cheapHeavy, auctionHeavy] = await Promise.all([probe(heavySeconds, cheap, 5), probe(heavySeconds, auction, 10), heavyLoop(), heavyLoop()]);
+  return {
+    total: total.ms,
+    byCountry: byCountry.ms,
+    grouped: grouped.ms,
+    groupedRows: grouped.rows,
+    checks: [total.check, byCountry.check, grouped.check],
+    cheapIdle: p99(cheapIdle),
+    cheapHeavy: p99(cheapHeavy),
+    auctionIdle: p99(auctionIdle as number[]),
+    auctionHeavy: p99(auctionHeavy as number[]),
+    tmax,
+    heavyReports,
+  };
 }
