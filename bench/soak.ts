@@ -367,7 +367,7 @@ async function main(): Promise<void> {
     `client: dropped before sending (over ${MAX_IN_FLIGHT} in flight) ${droppedByClient}, still in flight at the end ${stillInFlight}`,
     `supply report after the final flush: request ${totals.request}, response ${totals.response}, impression ${totals.impression}`,
     `billing calls acknowledged (2xx): ${acknowledged}`,
-    `server limits (service/app.ts serverLimits): body ${serverLimits.bodyLimit} B, headers ${serverLimits.maxHeaderSize} B, request timeout ${serverLimits.requestTimeoutMs} ms, keep-alive ${serverLimits.keepAliveTimeoutMs} ms`,
+    `server limits (service/app.ts serverLimits): body ${serverLimits.bodyLimit} B, headers ${serverLimits.maxHeaderSize} B, request timeout ${serverLimits.requestTimeoutMs} ms, headers timeout ${serverLimits.headersTimeoutMs} ms, connections ${serverLimits.maxConnections}, keep-alive ${serverLimits.keepAliveTimeoutMs} ms`,
     `lost: ${lost}`,
   ];
   process.stdout.write(lines.join("\n") + "\n");

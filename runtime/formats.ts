@@ -76,6 +76,31 @@ export function isLanguage(value: string): boolean {
   return languagePattern.test(value);
 }
 
+const webUrlPattern = /^https?:\/\/[^\s/?#]/i;
+const schemePattern = /^([a-z][a-z0-9+.-]*):\/\/[^\s]/i;
+// Schemes a browser or webview runs, or that read the device: never a link, whatever their case.
+const scriptSchemes: ReadonlySet<string> = /* @__PURE__ */ new Set(["javascript", "vbscript", "data", "file", "blob", "filesystem", "about"]);
+
+/**
+ * An absolute http(s) URL (`https://cdn.example/ad.png`; macros allowed after the host's first
+ * character): trackers, images and asset sources a device fetches. `javascript:` and the like
+ * are refused.
+ */
+export function isWebUrl(value: string): boolean {
+  return webUrlPattern.test(value);
+}
+
+/**
+ * A link a user follows: an http(s) URL, or an app's deep link (`myapp://product/42`, Native
+ * 1.2's link.url, with `fallback` for devices without the app). Script and local schemes
+ * (`javascript:`, `data:`, `file:`, …) are refused.
+ */
+export function isLinkUrl(value: string): boolean {
+  if (webUrlPattern.test(value)) return true;
+  const scheme = schemePattern.exec(value)?.[1];
+  return scheme !== undefined && !scriptSchemes.has(scheme.toLowerCase());
+}
+
 /** Format definitions as ajv takes them; the precompiled code calls `formats[name].validate`. */
 export const formats = {
   "report-time": { type: "string", validate: isReportTime },
@@ -85,6 +110,8 @@ export const formats = {
   language: { type: "string", validate: isLanguage },
   // Shape only: report filters name what the reports hold, which may be a code ISO has not assigned (XKX).
   country: { type: "string", validate: isCurrency },
+  "web-url": { type: "string", validate: isWebUrl },
+  "link-url": { type: "string", validate: isLinkUrl },
 } as const;
 
 /** What each format expects, as the end of a message ("expected …"). */
@@ -95,6 +122,8 @@ export const formatExpectations: Readonly<Record<keyof typeof formats, string>> 
   currency: "an ISO 4217 alpha currency code, three capital letters (USD)",
   language: "an ISO 639-1 language code, two lower-case letters (en)",
   country: "an ISO 3166-1 alpha-3 country code, three capital letters (USA)",
+  "web-url": "an absolute http or https URL (https://cdn.example/ad.png)",
+  "link-url": "an absolute http or https URL, or an app's deep link (myapp://product/42); never javascript:, data: or file:",
 };
 
 /**

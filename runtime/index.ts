@@ -8,4 +8,4 @@ export { pointer, pointerSegment, pointerSegments, valueAt, type ValidateOptions
 export { describeValue, fieldName, keywordMessage, type CodelistFacts, type KeywordError } from "./messages.js";
 export { implementedRules, parseNativeDocument, rules, type EmbeddedKind, type Rule, type RuleContext } from "./rules.js";
 export { defineCodelist, defineIab, type CodelistApi, type CodelistEntry, type CodelistMeta, type IabApi } from "./codelist.js";
-export { formatExpectations, formats, isCurrency, isIPv4, isIPv6, isLanguage, isReportTime, ucs2length } from "./formats.js";
+export { formatExpectations, formats, isCurrency, isIPv4, isIPv6, isLanguage, isLinkUrl, isReportTime, isWebUrl, ucs2length } from "./formats.js";

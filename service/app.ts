@@ -3,7 +3,8 @@
  * are configured) the exchange. Tests inject into it; `adxkit serve` listens.
  */
 import { randomUUID } from "node:crypto";
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from "fastify";
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from "fastify";
+import { serveOptions } from "@adxkit/bindings";
 import { demandReportPlugin, supplyReportPlugin } from "@adxkit/bindings/fastify";
 import { createAuthThrottle, type AuthThrottle } from "./accounts/throttle.js";
 import { redactingLogger, redactUrl } from "./log.js";
@@ -19,6 +20,8 @@ export interface AppOptions {
   /** Largest accepted request body in bytes (default 1 MiB). */
   bodyLimit?: number;
   now?: () => Date;
+  /** Time and connection limits of clients (default: serverLimits). */
+  clientLimits?: Partial<ClientLimits>;
   /** The credential throttle of every path that checks one; a new one when absent (startServer shares it with the exchange). */
   authThrottle?: AuthThrottle;
   /** Extra registrations (exchange, docs) that need the same instance. */
@@ -48,17 +51,61 @@ class RequestLines extends LogController {
 /** The report interfaces' paths share this prefix: their errors, even a refused body or an unknown route, take the envelope. */
 const isReportRoute = (url: string) => url.startsWith("/api/report/");
 
-/** Server limits, documented in the README: body 1 MiB, headers 16 KiB, 30 s per request. */
-export const serverLimits = { bodyLimit: 1024 * 1024, maxHeaderSize: 16 * 1024, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 65_000 };
+/**
+ * A URL the router cannot read (bad percent-encoding, an over-long parameter), in the
+ * interface's own form: Fastify's own answer echoed the whole URL, query string and credentials
+ * included.
+ */
+function answerUnreadableUrl(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const status = error.code === "FST_ERR_MAX_PARAM_LENGTH" ? 414 : error.code === "FST_ERR_BAD_URL" ? 400 : 500;
+  if (status === 500) request.log.error({ err: error }, "unhandled error");
+  const message = status === 500 ? `internal error; request id ${request.id}` : `the path of the URL ${status === 414 ? "is too long" : "is not valid percent-encoding"}`;
+  if (isReportRoute(request.url)) return reply.code(status === 500 ? 200 : status).send(errorEnvelope(status === 500 ? -1 : -2, message));
+  return reply.code(status).send({ errors: [{ path: "", rule: "http", message }] });
+}
+
+/** The default of a numeric serve option (spec/schemas/serve-options.yaml). */
+const serveDefault = (name: string): number => serveOptions.find((option) => option.name === name)!.default as number;
+
+/** What a client may hold of the server: time per request and its headers, connections (`adxkit serve` options). */
+export interface ClientLimits {
+  requestTimeoutMs: number;
+  /** At most requestTimeoutMs (a larger value is lowered to it, as Node requires). */
+  headersTimeoutMs: number;
+  maxConnections: number;
+}
+
+/** Server limits (docs/reliability.md, "Server limits"): the time and connection limits are serve options, their defaults from the spec. */
+export const serverLimits = {
+  bodyLimit: 1024 * 1024,
+  maxHeaderSize: 16 * 1024,
+  requestTimeoutMs: serveDefault("requestTimeoutMs"),
+  headersTimeoutMs: serveDefault("headersTimeoutMs"),
+  maxConnections: serveDefault("maxConnections"),
+  keepAliveTimeoutMs: 65_000,
+  // How often Node looks for requests past their time: its default, 30 s, let a trickled body live up to twice requestTimeout.
+  connectionsCheckingIntervalMs: 1000,
+};
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const given = options.clientLimits ?? {};
+  const limits: ClientLimits = {
+    requestTimeoutMs: given.requestTimeoutMs ?? serverLimits.requestTimeoutMs,
+    headersTimeoutMs: given.headersTimeoutMs ?? serverLimits.headersTimeoutMs,
+    maxConnections: given.maxConnections ?? serverLimits.maxConnections,
+  };
+  const requestTimeout = limits.requestTimeoutMs;
   const app = Fastify({
     logger: redactingLogger(options.logger),
     bodyLimit: options.bodyLimit ?? serverLimits.bodyLimit,
     routerOptions: { maxParamLength: 200 },
-    requestTimeout: serverLimits.requestTimeoutMs,
+    requestTimeout,
     keepAliveTimeout: serverLimits.keepAliveTimeoutMs,
-    http: { maxHeaderSize: serverLimits.maxHeaderSize },
+    http: {
+      maxHeaderSize: serverLimits.maxHeaderSize,
+      headersTimeout: Math.min(limits.headersTimeoutMs, requestTimeout),
+      connectionsCheckingInterval: Math.min(serverLimits.connectionsCheckingIntervalMs, requestTimeout),
+    },
     genReqId: (request) => {
       const given = request.headers["x-request-id"];
       return typeof given === "string" && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
@@ -66,7 +113,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Never coerce or strip: validation is done by the precompiled validators in the stubs.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false } },
     logController: new RequestLines(),
+    frameworkErrors: (error, request, reply) => answerUnreadableUrl(error, request as FastifyRequest, reply as FastifyReply),
   });
+  // Over the cap Node closes a new connection as soon as it is accepted.
+  app.server.maxConnections = limits.maxConnections;
   app.addHook("onSend", async (request, reply) => {
     reply.header("x-request-id", request.id);
   });
@@ -92,11 +142,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (status === 415) return reply.code(400).send({ errors: [{ path: "", rule: "json", message: error.message }] });
     return reply.code(status).send({ errors: [{ path: "", rule: "http", message: error.message }] });
   });
-  // Fastify's own 404 logs and echoes the raw URL, secrets in its query string included; and a
-  // wrong method or path of a report interface is still answered in that interface's envelope.
+  // Fastify's own 404 logs and echoes the raw URL, secrets in its query string included: the log
+  // gets it redacted, the answer only the method and path. A wrong method or path of a report
+  // interface is still answered in that interface's envelope.
   app.setNotFoundHandler(async (request, reply) => {
-    const route = `${request.method} ${redactUrl(request.url)}`;
-    request.log.info({ route }, "no such route");
+    request.log.info({ route: `${request.method} ${redactUrl(request.url)}` }, "no such route");
+    const route = `${request.method} ${request.url.split("?")[0]}`;
     if (isReportRoute(request.url)) return reply.code(404).send(errorEnvelope(-2, `no route ${route}`));
     return reply.code(404).send({ errors: [{ path: "", rule: "http", message: `no route ${route}` }] });
   });

@@ -6,7 +6,7 @@ import { createServer } from "node:net";
 import { dirname, resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { createAuthThrottle } from "./accounts/throttle.js";
-import { buildApp } from "./app.js";
+import { buildApp, type ClientLimits } from "./app.js";
 import { loadBidders, loadBillingKeys, loadCurrencyRates, registerExchange, type ExchangeHandle } from "./auction/index.js";
 import { registerDocs } from "./docs/index.js";
 import { registerOps, ServerMetrics } from "./ops/index.js";
@@ -26,6 +26,8 @@ export interface ServerOptions {
   publicUrl?: string;
   lenient?: boolean;
   logLevel?: string;
+  /** Time and connection limits of clients (serve options requestTimeoutMs, headersTimeoutMs, maxConnections). */
+  clientLimits?: Partial<ClientLimits>;
   /** An already open store (tests, demo); `db` is ignored then. */
   store?: ReportStore;
   /**
@@ -113,6 +115,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     built = await buildApp({
       store,
       authThrottle,
+      clientLimits: options.clientLimits,
       lenient: options.lenient,
       // Secret query parameters (spec x-adxkit-secret) are redacted from logged URLs by buildApp (service/log.ts).
       logger: { level: options.logLevel ?? "info" },

@@ -218,6 +218,45 @@ export const serveOptions: readonly ServeOption[] = [
     "description": "The exchange's write-ahead spool folder (auctions and billing calls survive a crash), or false for none (`--no-spool`, or `ADXKIT_SPOOL=false`). Default: `spool/` beside `db`, none for `:memory:`. A spool folder belongs to one database."
   },
   {
+    "name": "requestTimeoutMs",
+    "flag": "--request-timeout-ms <ms>",
+    "env": [
+      "ADXKIT_REQUEST_TIMEOUT_MS"
+    ],
+    "secret": false,
+    "type": [
+      "integer"
+    ],
+    "default": 30000,
+    "description": "The longest a client may take to send a whole request, headers and body, in milliseconds; past it the server answers 408 and closes the connection (a body trickled one byte a second holds nothing longer). Checked every second."
+  },
+  {
+    "name": "headersTimeoutMs",
+    "flag": "--headers-timeout-ms <ms>",
+    "env": [
+      "ADXKIT_HEADERS_TIMEOUT_MS"
+    ],
+    "secret": false,
+    "type": [
+      "integer"
+    ],
+    "default": 10000,
+    "description": "The longest a client may take to send a request's headers, in milliseconds (at most `requestTimeoutMs`); past it the server answers 408 and closes the connection."
+  },
+  {
+    "name": "maxConnections",
+    "flag": "--max-connections <n>",
+    "env": [
+      "ADXKIT_MAX_CONNECTIONS"
+    ],
+    "secret": false,
+    "type": [
+      "integer"
+    ],
+    "default": 4096,
+    "description": "The most client connections open at once; a connection over the cap is closed as soon as it is accepted, so a flood of idle connections cannot use up the process's file descriptors."
+  },
+  {
     "name": "lenient",
     "flag": "--lenient",
     "env": [

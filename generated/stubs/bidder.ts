@@ -31,6 +31,8 @@ export const bidderPlugin: FastifyPluginAsync<BidderPluginOptions> = async (app,
     url: options.paths?.bid ?? "/bid",
     // Hooks tell the operations apart by their id (the path may be overridden).
     config: { operationId: "bid" },
+    // Only the methods the spec declares: Fastify would answer HEAD by running the GET (a HEAD on a billing URL counted the impression).
+    exposeHeadRoute: false,
     handler: (request, reply) =>
       handleOperation(request, reply, {"operationId":"bid","payload":"body","kind":"bid-request","parameters":[]}, validators["bid-request"], validateOptions, (input) =>
         options.handlers.bid(input as OperationInput<any>),

@@ -33,6 +33,8 @@ export const demandReportPlugin: FastifyPluginAsync<DemandReportPluginOptions> =
     url: options.paths?.getDemandReport ?? "/api/report/demand_report_v2",
     // Hooks tell the operations apart by their id (the path may be overridden).
     config: { operationId: "getDemandReport" },
+    // Only the methods the spec declares: Fastify would answer HEAD by running the GET (a HEAD on a billing URL counted the impression).
+    exposeHeadRoute: false,
     handler: (request, reply) =>
       handleOperation(request, reply, {"operationId":"getDemandReport","payload":"query","kind":"demand-report-request","parameters":[{"name":"x-userid","field":"x-userid","array":false,"integer":false},{"name":"x-authorization","field":"x-authorization","array":false,"integer":false},{"name":"start","field":"start","array":false,"integer":false},{"name":"end","field":"end","array":false,"integer":false},{"name":"limit","field":"limit","array":false,"integer":true},{"name":"metrics[]","field":"metrics","array":true,"integer":false},{"name":"dimensions[]","field":"dimensions","array":true,"integer":false},{"name":"ad_format[]","field":"ad_format","array":true,"integer":true}],"credentialsIn":"query"}, validators["demand-report-request"], validateOptions, (input) =>
         options.handlers.getDemandReport(input as OperationInput<any>),
@@ -43,6 +45,8 @@ export const demandReportPlugin: FastifyPluginAsync<DemandReportPluginOptions> =
     url: options.paths?.postDemandReport ?? "/api/report/demand_report_v2",
     // Hooks tell the operations apart by their id (the path may be overridden).
     config: { operationId: "postDemandReport" },
+    // Only the methods the spec declares: Fastify would answer HEAD by running the GET (a HEAD on a billing URL counted the impression).
+    exposeHeadRoute: false,
     handler: (request, reply) =>
       handleOperation(request, reply, {"operationId":"postDemandReport","payload":"body","kind":"demand-report-request","parameters":[],"credentialsIn":"header"}, validators["demand-report-request"], validateOptions, (input) =>
         options.handlers.postDemandReport(input as OperationInput<any>),

@@ -33,6 +33,8 @@ export const exchangePlugin: FastifyPluginAsync<ExchangePluginOptions> = async (
     url: options.paths?.auction ?? "/openrtb2/auction",
     // Hooks tell the operations apart by their id (the path may be overridden).
     config: { operationId: "auction" },
+    // Only the methods the spec declares: Fastify would answer HEAD by running the GET (a HEAD on a billing URL counted the impression).
+    exposeHeadRoute: false,
     bodyLimit: 262144,
     handler: (request, reply) =>
       handleOperation(request, reply, {"operationId":"auction","payload":"body","kind":"bid-request","parameters":[]}, validators["bid-request"], validateOptions, (input) =>
@@ -44,6 +46,8 @@ export const exchangePlugin: FastifyPluginAsync<ExchangePluginOptions> = async (
     url: options.paths?.billingEvent ?? "/events/billing",
     // Hooks tell the operations apart by their id (the path may be overridden).
     config: { operationId: "billingEvent" },
+    // Only the methods the spec declares: Fastify would answer HEAD by running the GET (a HEAD on a billing URL counted the impression).
+    exposeHeadRoute: false,
     handler: (request, reply) =>
       handleOperation(request, reply, {"operationId":"billingEvent","payload":"query","parameters":[{"name":"token","field":"token","array":false,"integer":false}]}, undefined, validateOptions, (input) =>
         options.handlers.billingEvent(input as OperationInput<any>),

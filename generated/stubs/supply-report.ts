@@ -31,6 +31,8 @@ export const supplyReportPlugin: FastifyPluginAsync<SupplyReportPluginOptions> =
     url: options.paths?.postSupplyReport ?? "/api/report/v1",
     // Hooks tell the operations apart by their id (the path may be overridden).
     config: { operationId: "postSupplyReport" },
+    // Only the methods the spec declares: Fastify would answer HEAD by running the GET (a HEAD on a billing URL counted the impression).
+    exposeHeadRoute: false,
     handler: (request, reply) =>
       handleOperation(request, reply, {"operationId":"postSupplyReport","payload":"body","kind":"supply-report-request","parameters":[],"credentialsIn":"header"}, validators["supply-report-request"], validateOptions, (input) =>
         options.handlers.postSupplyReport(input as OperationInput<any>),

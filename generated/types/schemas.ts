@@ -1162,7 +1162,7 @@ ext?: Ext
  */
 export interface NativeLink {
 /**
- * Landing URL of the clickable link; macros allowed.
+ * Landing URL of the clickable link, http(s) or an app's deep link (then `fallback` is the http(s) URL for devices without the app); macros allowed. Script and local schemes (`javascript:`, `data:`, `file:`) are refused: a user would run what the bidder wrote.
  */
 url: string
 /**
@@ -1736,6 +1736,18 @@ publicUrl?: string
  * The exchange's write-ahead spool folder (auctions and billing calls survive a crash), or false for none (`--no-spool`, or `ADXKIT_SPOOL=false`). Default: `spool/` beside `db`, none for `:memory:`. A spool folder belongs to one database.
  */
 spool?: (string | boolean)
+/**
+ * The longest a client may take to send a whole request, headers and body, in milliseconds; past it the server answers 408 and closes the connection (a body trickled one byte a second holds nothing longer). Checked every second.
+ */
+requestTimeoutMs?: number
+/**
+ * The longest a client may take to send a request's headers, in milliseconds (at most `requestTimeoutMs`); past it the server answers 408 and closes the connection.
+ */
+headersTimeoutMs?: number
+/**
+ * The most client connections open at once; a connection over the cap is closed as soon as it is accepted, so a flood of idle connections cannot use up the process's file descriptors.
+ */
+maxConnections?: number
 /**
  * Accept code-list values newer than the spec, reported as warnings (requests and bid responses).
  */

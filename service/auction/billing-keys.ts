@@ -9,6 +9,7 @@
  * An in-memory database gets a random key (its tokens die with the process anyway).
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { PRIVATE_DIR, PRIVATE_FILE } from "../private-files.js";
 import { dirname, resolve } from "node:path";
 import { newSealKeyText, sealKey, SealKeyRing } from "./token-seal.js";
 import { readSecret } from "../secrets.js";
@@ -42,8 +43,8 @@ export function loadBillingKeys(db: string, env: NodeJS.ProcessEnv = process.env
   }
   const legacy = resolve(dirname(db), "billing-secret");
   if (existsSync(legacy)) return new SealKeyRing([sealKey(Buffer.from(readFileSync(legacy, "utf8").trim(), "base64url"))]);
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, `${newSealKeyText()}\n`, { mode: 0o600 });
+  mkdirSync(dirname(file), { recursive: true, mode: PRIVATE_DIR });
+  writeFileSync(file, `${newSealKeyText()}\n`, { mode: PRIVATE_FILE });
   return loadBillingKeys(db, env);
 }
 
@@ -67,9 +68,9 @@ export function rotateBillingKeys(db: string, step: "add" | "promote" | "retire"
     if (keys.length < 2) throw new RangeError("promote needs a second key: run `add` first");
     keys = [keys[1], keys[0], ...keys.slice(2)];
   } else keys = [keys[0]];
-  mkdirSync(dirname(file), { recursive: true });
+  mkdirSync(dirname(file), { recursive: true, mode: PRIVATE_DIR });
   const temp = `${file}.${process.pid}.tmp`;
-  writeFileSync(temp, `# adxkit billing keys: the first seals, all open. adxkit billing-keys --help\n${keys.join("\n")}\n`, { mode: 0o600 });
+  writeFileSync(temp, `# adxkit billing keys: the first seals, all open. adxkit billing-keys --help\n${keys.join("\n")}\n`, { mode: PRIVATE_FILE });
   renameSync(temp, file);
   return keys.map((k) => sealKey(k).id);
 }

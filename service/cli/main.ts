@@ -15,6 +15,8 @@ interface CommandModule {
 interface CommandEntry {
   name: string;
   description: string;
+  /** Writes the data files (database, spool, keys): runs under PRIVATE_UMASK. */
+  writesData?: boolean;
   load(): Promise<CommandModule>;
 }
 
@@ -22,12 +24,12 @@ interface CommandEntry {
 const commands: readonly CommandEntry[] = [
   { name: "generate", description: "regenerate types, validators, code lists, stubs, client and docs from spec/ + templates/", load: () => import("./commands/generate.js") },
   { name: "validate", description: "validate JSON payloads against the spec (exit 0 all valid, 1 any invalid, 2 usage or unreadable file)", load: () => import("./commands/validate.js") },
-  { name: "serve", description: "serve report APIs A (/api/report/demand_report_v2) and B (/api/report/v1), the exchange (/openrtb2/auction) and the docs (/docs)", load: () => import("./commands/serve.js") },
-  { name: "demo", description: "run the server with demo data, three reference bidders and a little traffic (npm start)", load: () => import("./commands/demo.js") },
-  { name: "ingest", description: "load hourly facts (NDJSON, one fact per line) into the report store; a file with any bad line loads nothing", load: () => import("./commands/ingest.js") },
-  { name: "seed", description: "load deterministic synthetic traffic: N supply facts over the last D days, plus about N/10 demand facts", load: () => import("./commands/seed.js") },
-  { name: "accounts", description: "create, list and revoke accounts (the x-userid / x-authorization pairs of the report APIs) and issue auction keys", load: () => import("./commands/accounts.js") },
-  { name: "billing-keys", description: "list and rotate the keys that seal billing tokens (add, promote, retire)", load: () => import("./commands/billing-keys.js") },
+  { name: "serve", writesData: true, description: "serve report APIs A (/api/report/demand_report_v2) and B (/api/report/v1), the exchange (/openrtb2/auction) and the docs (/docs)", load: () => import("./commands/serve.js") },
+  { name: "demo", writesData: true, description: "run the server with demo data, three reference bidders and a little traffic (npm start)", load: () => import("./commands/demo.js") },
+  { name: "ingest", writesData: true, description: "load hourly facts (NDJSON, one fact per line) into the report store; a file with any bad line loads nothing", load: () => import("./commands/ingest.js") },
+  { name: "seed", writesData: true, description: "load deterministic synthetic traffic: N supply facts over the last D days, plus about N/10 demand facts", load: () => import("./commands/seed.js") },
+  { name: "accounts", writesData: true, description: "create, list and revoke accounts (the x-userid / x-authorization pairs of the report APIs) and issue auction keys", load: () => import("./commands/accounts.js") },
+  { name: "billing-keys", writesData: true, description: "list and rotate the keys that seal billing tokens (add, promote, retire)", load: () => import("./commands/billing-keys.js") },
   { name: "bidder", description: "run the reference bidder: answers bid requests with banner HTML, native JSON or VAST 3.0, counts win and billing notices", load: () => import("./commands/bidder.js") },
   { name: "docs", description: "write the documentation site (static HTML, works from file:// and any static host) to a folder", load: () => import("./commands/docs.js") },
 ];
@@ -76,6 +78,7 @@ const notMistakes = new Set(["commander.helpDisplayed", "commander.help", "comma
  */
 export async function main(argv = process.argv): Promise<number> {
   const program = await buildProgram(argv.slice(2));
+  if (commandNamed(argv.slice(2))?.writesData === true) process.umask((await import("../private-files.js")).PRIVATE_UMASK);
   try {
     await program.parseAsync(argv);
     return Number(process.exitCode ?? 0);

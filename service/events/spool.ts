@@ -22,6 +22,7 @@ import { closeSync, fdatasync, fdatasyncSync, mkdirSync, openSync, readdirSync, 
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { crc32 } from "node:zlib";
+import { PRIVATE_DIR, PRIVATE_FILE } from "../private-files.js";
 
 /** A place in the spool: a segment and a count of lines in it. Lines before it are covered. */
 export interface SpoolPosition {
@@ -124,14 +125,14 @@ export class Spool {
 
   /** Opens (creating) a spool folder and takes its lock; throws SpoolLockedError if a live process holds it. */
   static open(dir: string, options: SpoolOptions = {}): Spool {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR });
     if (options.database !== undefined) {
       const file = join(dir, "database");
       let recorded: string | undefined;
       try {
         recorded = readFileSync(file, "utf8").trim();
       } catch {
-        writeFileSync(file, `${options.database}\n`);
+        writeFileSync(file, `${options.database}\n`, { mode: PRIVATE_FILE });
       }
       if (recorded !== undefined && recorded !== options.database) {
         throw new SpoolOwnerError(`spool ${dir} belongs to the database ${recorded}, not ${options.database}: its lines would be replayed into the wrong one; give each database its own spool folder`);
@@ -139,7 +140,7 @@ export class Spool {
     }
     const lock = join(dir, "lock");
     try {
-      writeFileSync(lock, String(process.pid), { flag: "wx" });
+      writeFileSync(lock, String(process.pid), { flag: "wx", mode: PRIVATE_FILE });
     } catch (error) {
       if ((error as { code?: string }).code !== "EEXIST") throw error;
       const holder = Number(readFileSync(lock, "utf8").trim());
@@ -147,7 +148,7 @@ export class Spool {
         throw new SpoolLockedError(`spool ${dir} is in use by process ${holder}`);
       }
       // Left by a process that died (a crash is what the spool is for): take it over.
-      writeFileSync(lock, String(process.pid));
+      writeFileSync(lock, String(process.pid), { mode: PRIVATE_FILE });
     }
     const idFile = join(dir, "node-id");
     let nodeId: string;
@@ -155,7 +156,7 @@ export class Spool {
       nodeId = readFileSync(idFile, "utf8").trim();
     } catch {
       nodeId = randomBytes(8).toString("hex");
-      writeFileSync(idFile, nodeId);
+      writeFileSync(idFile, nodeId, { mode: PRIVATE_FILE });
     }
     return new Spool(dir, nodeId, options);
   }
@@ -200,7 +201,7 @@ export class Spool {
   }
 
   private openSegment(segment: number): void {
-    this.fd = openSync(join(this.dir, segmentName(segment)), "a");
+    this.fd = openSync(join(this.dir, segmentName(segment)), "a", PRIVATE_FILE);
     this.segment = segment;
     this.lines = 0;
     this.bytes = 0;

@@ -63,6 +63,9 @@ describe.skipIf(!BUILT)(`adxkit serve's options${BUILT ? "" : " — SKIPPED: dis
       openAuction: { value: false, from: "default" },
       maxCpm: { value: 25.5, from: "ADXKIT_MAX_CPM" },
       spool: { value: false, from: "ADXKIT_SPOOL" },
+      requestTimeoutMs: { value: 30000, from: "default" },
+      headersTimeoutMs: { value: 10000, from: "default" },
+      maxConnections: { value: 4096, from: "default" },
       lenient: { value: true, from: "ADXKIT_LENIENT" },
       logLevel: { value: "debug", from: "--log-level" },
     });

@@ -84,10 +84,10 @@ describe("secrets never reach the log", () => {
     expect(log).toContain(`x-userid=${demand.userid}`);
   });
 
-  it("redactUrl: the spec's secret query parameters, whatever their case or encoding", () => {
+  it("redactUrl: every parameter naming a secret of the spec, whatever its case, encoding or suffix", () => {
     expect(secretParameters.query).toEqual(["token", "x-authorization"]);
     expect(redactUrl("/a?x-authorization=s3cret&start=1")).toBe("/a?x-authorization=[Redacted]&start=1");
-    expect(redactUrl("/a?X-Authorization=s&token=t&token=u&tokens=v")).toBe("/a?X-Authorization=[Redacted]&token=[Redacted]&token=[Redacted]&tokens=v");
+    expect(redactUrl("/a?X-Authorization=s&token=t&token=u&tokens=v&tok=w")).toBe("/a?X-Authorization=[Redacted]&token=[Redacted]&token=[Redacted]&tokens=[Redacted]&tok=w");
     expect(redactUrl("/a?%74oken=t&x-authorization")).toBe("/a?%74oken=[Redacted]&x-authorization=[Redacted]");
     expect(redactUrl("/a?%E0%A4%A=x&b=2")).toBe("/a?%E0%A4%A=x&b=2");
     expect(redactUrl("/plain/path")).toBe("/plain/path");

@@ -13,6 +13,7 @@ import { startBidder, type RunningBidder } from "../../bidder/index.js";
 import { assertPortFree, startServer, type RunningServer } from "../../server.js";
 import { serveThreads } from "../../store/duckdb/connection.js";
 import { generateSeedFacts, openStore } from "../../store/index.js";
+import { PRIVATE_FILE } from "../../private-files.js";
 import { UsageError } from "../errors.js";
 import type { ReportStore } from "../../store/store.js";
 
@@ -32,7 +33,7 @@ async function demoCredentials(store: ReportStore, file: string, rows: number): 
     if (await store.verifyCredentials(saved.demand.userid, saved.demand.authorization)) {
       if (typeof saved.supply.auction_key !== "string") {
         saved.supply.auction_key = (await store.issueAuctionKey(saved.supply.userid))!;
-        writeFileSync(file, JSON.stringify(saved, null, 2), { mode: 0o600 });
+        writeFileSync(file, JSON.stringify(saved, null, 2), { mode: PRIVATE_FILE });
       }
       return saved;
     }
@@ -43,7 +44,7 @@ async function demoCredentials(store: ReportStore, file: string, rows: number): 
   const demand = await store.createAccount({ side: "demand", bidder_id: "dsp-1" });
   const supply = await store.createAccount({ side: "supply", publisher_ids: publishers, placement_dimensions: true });
   const credentials = { demand: { ...demand, bidder_id: "dsp-1" }, supply: { ...supply, publisher_ids: publishers, auction_key: (await store.issueAuctionKey(supply.userid))! } };
-  writeFileSync(file, JSON.stringify(credentials, null, 2), { mode: 0o600 });
+  writeFileSync(file, JSON.stringify(credentials, null, 2), { mode: PRIVATE_FILE });
   return credentials;
 }
 

@@ -52,6 +52,7 @@ Examples:
         publicUrl: options.publicUrl,
         lenient: options.lenient === true,
         logLevel: options.logLevel,
+        clientLimits: { requestTimeoutMs: options.requestTimeoutMs, headersTimeoutMs: options.headersTimeoutMs, maxConnections: options.maxConnections },
         // --spool DIR gives the folder, --no-spool (or ADXKIT_SPOOL=false) none, neither the default place.
         spool: typeof options.spool === "string" ? options.spool : options.spool === false ? false : undefined,
         database: storeIdentity({ db, store: options.store, clickhouseUrl: options.clickhouseUrl }),

@@ -4,7 +4,9 @@
  * DuckDB's threads through the async API, never blocking the event loop.
  */
 import { readFileSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { chmod, mkdir } from "node:fs/promises";
+import { PRIVATE_DIR, PRIVATE_FILE } from "../../private-files.js";
 import { availableParallelism } from "node:os";
 import { dirname } from "node:path";
 import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
@@ -90,7 +92,9 @@ export const serveThreads = () => Math.max(1, availableParallelism() - 1);
 
 /** Opens (creating the folder of) a database file or `:memory:`, and brings its schema up to date. */
 export async function openDatabase(db: string, options: DuckDBOptions = {}): Promise<ConnectionPool> {
-  if (db !== ":memory:" && !db.startsWith(":memory:")) await mkdir(dirname(db), { recursive: true });
+  const file = db !== ":memory:" && !db.startsWith(":memory:");
+  if (file) await mkdir(dirname(db), { recursive: true, mode: PRIVATE_DIR });
+  const created = file && !existsSync(db);
   const config: Record<string, string> = {};
   if (options.threads !== undefined) {
     if (!Number.isInteger(options.threads) || options.threads < 1) throw new RangeError(`DuckDB threads must be a positive integer (got ${options.threads})`);
@@ -103,6 +107,8 @@ export async function openDatabase(db: string, options: DuckDBOptions = {}): Pro
   const instance = await DuckDBInstance.create(db, config).catch((error: unknown) => {
     throw lockError(db, error) ?? error;
   });
+  // DuckDB creates the file with the umask's mode (and refuses one made empty beforehand): owner only, now.
+  if (created) await chmod(db, PRIVATE_FILE).catch(() => undefined);
   const pool = new ConnectionPool(instance, options.poolSize ?? DEFAULT_POOL_SIZE);
   try {
     await pool.use((connection) => migrate(connection));
