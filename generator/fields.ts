@@ -33,6 +33,8 @@ export interface FieldModel {
   rule?: string;
   /** An `x-adxkit-choice` written on the property. */
   choice?: string;
+  /** The field's own lenient treatment (`x-lenient`), as written. */
+  lenient?: unknown;
   deprecated: boolean;
   /** Id of the object that declares the field (differs from the object listing it for inherited fields). */
   from: string;
@@ -158,6 +160,7 @@ function fieldOf(name: string, node: unknown, depth: number, required: boolean, 
     constraints: constraintsOf(node),
     ...((n["x-rule"] ?? scalar["x-rule"]) !== undefined ? { rule: n["x-rule"] ?? scalar["x-rule"] } : {}),
     ...(typeof n["x-adxkit-choice"] === "string" ? { choice: n["x-adxkit-choice"] } : {}),
+    ...((n["x-lenient"] ?? scalar["x-lenient"]) !== undefined ? { lenient: n["x-lenient"] ?? scalar["x-lenient"] } : {}),
     deprecated: n.deprecated === true || n["x-deprecated"] === true,
     from,
   };

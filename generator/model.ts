@@ -7,6 +7,7 @@ import { SpecError, type LoadedSpec } from "./load.js";
 import { implementedRules, rules as ruleImplementations } from "@adxkit/bindings/runtime";
 import { basesOf, mergeFields, ownFields, type FieldModel, type SchemaIndex } from "./fields.js";
 import { expandQueryParameters } from "./query-parameters.js";
+import { lenientPolicy, type LenientPolicyModel } from "./lenient.js";
 import { buildReportModel, type ReportModel } from "./report-model.js";
 import { expandReportSchemas } from "./report-schemas.js";
 
@@ -102,8 +103,10 @@ export interface ReportStatusModel {
 export interface NamedRuleModel {
   id: string;
   description: string;
-  /** warning: a warning in every mode; lenient-warning: an error in strict mode, a warning in lenient mode. */
-  severity: "error" | "warning" | "lenient-warning";
+  /** The issue's severity in strict mode (and in lenient mode when the rule declares no policy). */
+  severity: "error" | "warning";
+  /** The rule's treatment in lenient mode (errors.yaml `lenient`). */
+  lenient?: LenientPolicyModel;
   appliesTo: string[];
   /** The message of the keyword failure this rule names (x-rule): `{field}`, `{value}`. */
   message?: string;
@@ -112,10 +115,10 @@ export interface NamedRuleModel {
 export interface ErrorsModel {
   reportStatus: ReportStatusModel[];
   precedence: number[];
-  validationRules: { id: string; description: string; keywords: string[]; severity: "error" | "warning" }[];
+  validationRules: { id: string; description: string; keywords: string[]; severity: "error" | "warning"; lenient?: LenientPolicyModel }[];
   namedRules: NamedRuleModel[];
-  /** Rule ids that lenient mode reports as warnings: the `codelist` kind and the named rules of severity codelist / lenient-warning. */
-  lenientRules: string[];
+  /** Each rule's lenient treatment, by rule id (kinds and named rules that declare one). */
+  lenientPolicies: Record<string, LenientPolicyModel>;
   /** `rules`: the validation rules whose errors on a bid the exchange counts under this reason. */
   auctionRejections: { id: string; description: string; rules: string[] }[];
 }
@@ -276,6 +279,7 @@ export function buildModel(spec: LoadedSpec): Model {
       if (typeof node.$ref === "string" && !node.$ref.startsWith("#") && !byFile.has(node.$ref)) {
         problems.push(`${where}${at}: $ref ${node.$ref} names no file in spec/schemas/`);
       }
+      if (node["x-lenient"] !== undefined) lenientPolicy(node["x-lenient"], `${where}${at}: x-lenient`, problems);
       if (node["x-rule"] !== undefined && !namedRules.has(node["x-rule"])) {
         problems.push(`${where}${at}: x-rule ${node["x-rule"]} is not declared in errors.yaml validation-rules.named`);
       }
@@ -469,6 +473,7 @@ export const knownExtensions = new Set([
   "x-adxkit-flag",
   "x-adxkit-env",
   "x-adxkit-secret",
+  "x-lenient",
 ]);
 
 function buildErrors(data: any, problems: string[]): ErrorsModel {
@@ -482,23 +487,29 @@ function buildErrors(data: any, problems: string[]): ErrorsModel {
   if (reportStatus.length === 0) problems.push("errors.yaml: report-status is empty");
   // validation-rules holds both the keyword kinds (with `keywords`) and the named rules (with `severity`).
   const rules: any[] = data?.["validation-rules"] ?? [];
+  const lenientOf = (r: any) => {
+    const policy = lenientPolicy(r.lenient, `errors.yaml: validation-rules ${r.id} lenient`, problems);
+    return policy !== undefined ? { lenient: policy } : {};
+  };
   const namedRules: NamedRuleModel[] = rules
     .filter((r) => !Array.isArray(r.keywords))
     .map((r) => ({
       id: r.id,
       description: r.description ?? "",
-      severity: r.severity === "codelist" || r.severity === "lenient-warning" ? "lenient-warning" : r.severity === "warning" ? "warning" : "error",
+      severity: r.severity === "warning" ? "warning" : "error",
+      ...lenientOf(r),
       appliesTo: r["applies-to"] ?? [],
       ...(typeof r.message === "string" ? { message: r.message } : {}),
     }));
+  const validationRules = rules
+    .filter((r) => Array.isArray(r.keywords))
+    .map((k) => ({ id: k.id, description: k.description ?? "", keywords: k.keywords, severity: k.severity === "warning" ? ("warning" as const) : ("error" as const), ...lenientOf(k) }));
   return {
     reportStatus,
     precedence: data?.["report-status-precedence"] ?? [],
-    validationRules: rules
-      .filter((r) => Array.isArray(r.keywords))
-      .map((k) => ({ id: k.id, description: k.description ?? "", keywords: k.keywords, severity: k.severity === "warning" ? "warning" : "error" })),
+    validationRules,
     namedRules,
-    lenientRules: ["codelist", ...namedRules.filter((r) => r.severity === "lenient-warning").map((r) => r.id)].sort(),
+    lenientPolicies: Object.fromEntries([...validationRules, ...namedRules].filter((r) => r.lenient !== undefined).map((r) => [r.id, r.lenient!])),
     auctionRejections: (data?.["auction-rejections"] ?? []).map((r: any) => ({ id: r.id, description: r.description ?? "", rules: r.rules ?? [] })),
   };
 }

@@ -10,11 +10,31 @@ export interface ValidationResult {
   valid: boolean;
   errors: ValidationIssue[];
   warnings: ValidationIssue[];
+  /**
+   * Lenient mode only, when it dropped or normalised something (each with its warning): what it
+   * changed, and a copy of the payload with the changes made, the one a tolerant exchange uses.
+   */
+  normalisations?: Normalisation[];
+  payload?: unknown;
+}
+
+/** One change lenient mode made to the payload (runtime/lenient.ts). */
+export interface Normalisation {
+  /** Where: the dropped part, or the normalised value. */
+  path: string;
+  /** The rule whose issue caused it. */
+  rule: string;
+  action: "drop" | "normalise";
+  /** normalise: the value now in the payload (absent when the field was removed so its default applies). */
+  value?: unknown;
 }
 
 /** Options shared by every validator. */
 export interface ValidateOptions {
-  /** Report code-list values the spec does not know (and known deviations) as warnings instead of errors. */
+  /**
+   * Lenient mode: each rule and field gets the treatment the spec declares for it (error, warn,
+   * drop the offending part, normalise the value); the result carries the changed payload.
+   */
   lenient?: boolean;
   /**
    * Report missing recommended fields as warnings (default true). An exchange validating on

@@ -4,7 +4,8 @@
  * then the rules written in code and the recommended fields, whatever the schema found: every
  * problem of a payload comes in one round. Generated code wires each kind through `createValidator`.
  */
-import { pointerSegment, valueAt, type ValidateOptions, type ValidationIssue, type ValidationResult } from "./issues.js";
+import { pointerSegment, valueAt, type Normalisation, type ValidateOptions, type ValidationIssue, type ValidationResult } from "./issues.js";
+import { applyNormalisations, dropPath, isInside, normalisedValue, policyOf, REMOVED, treatmentNote, type LenientPolicy, type NormaliseContext } from "./lenient.js";
 import { fieldName, keywordMessage, type CodelistFacts, type KeywordError } from "./messages.js";
 import { parseNativeDocument, rules, type EmbeddedKind, type RuleContext } from "./rules.js";
 
@@ -37,8 +38,8 @@ export interface ValidatorDefinition {
   unwrap?: string;
   /** Rule kind of each ajv keyword (spec/errors.yaml validation-rules). */
   keywordRules: Readonly<Record<string, string>>;
-  /** Rules reported as warnings in lenient mode (code-list values, known deviations). */
-  lenientRules: ReadonlySet<string>;
+  /** Each rule's treatment in lenient mode (spec/errors.yaml `lenient`); a rule without one keeps its severity. */
+  lenientPolicies: Readonly<Record<string, LenientPolicy>>;
   /** Rules whose issues are warnings in every mode (spec/errors.yaml severity: warning). */
   warningRules: ReadonlySet<string>;
   /** Messages declared by named rules for the keyword they name (`{field}`, `{value}`). */
@@ -69,8 +70,16 @@ export interface IssueContext {
   payload?: unknown;
 }
 
-/** Turns ajv's errors into issues with rule ids and messages; `required` points at the missing field, `additionalProperties` at the unknown one. */
-export function issuesFromAjv(errors: readonly KeywordError[], context: IssueContext): ValidationIssue[] {
+/** What lenient mode needs about an issue found by the schema: the field's own policy (`x-lenient`) and what a normaliser may consult. */
+export interface FieldFacts extends NormaliseContext {
+  policy?: LenientPolicy;
+}
+
+/**
+ * Turns ajv's errors into issues with rule ids and messages; `required` points at the missing
+ * field, `additionalProperties` at the unknown one. `facts` receives each issue's field facts.
+ */
+export function issuesFromAjv(errors: readonly KeywordError[], context: IssueContext, facts?: (issue: ValidationIssue, facts: FieldFacts) => void): ValidationIssue[] {
   const out: ValidationIssue[] = [];
   const seen = new Set<string>();
   const codelists = context.codelists ?? (() => undefined);
@@ -96,7 +105,14 @@ export function issuesFromAjv(errors: readonly KeywordError[], context: IssueCon
     const key = `${path}\0${rule}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    out.push({ path, rule, message });
+    const issue = { path, rule, message };
+    out.push(issue);
+    if (facts !== undefined) {
+      // A missing field's policy is declared on the field, not on the object that requires it.
+      const raw = error.keyword === "required" ? error.parentSchema?.properties?.[error.params.missingProperty]?.["x-lenient"] : error.parentSchema?.["x-lenient"];
+      const list = error.keyword === "x-codelist" ? codelists(error.params.list) : undefined;
+      facts(issue, { policy: policyOf(raw), list, format: error.keyword === "format" ? error.params.format : undefined });
+    }
   }
   return out;
 }
@@ -108,12 +124,23 @@ function otherTaxonomy(payload: unknown, path: string): unknown {
   return cattax !== undefined && cattax !== 1 ? cattax : undefined;
 }
 
-/** Bounded caches of embedded documents by text, per kind: their strict-mode result, or null when not JSON. */
-const embeddedCaches: Record<EmbeddedKind, Map<string, ValidationResult | null>> = { "native-request": /* @__PURE__ */ new Map(), "native-response": /* @__PURE__ */ new Map() };
+/** Bounded caches of embedded documents by text, per kind and mode: their result, or null when not JSON. */
+const embeddedCaches = {
+  strict: { "native-request": /* @__PURE__ */ new Map(), "native-response": /* @__PURE__ */ new Map() } as Record<EmbeddedKind, Map<string, ValidationResult | null>>,
+  lenient: { "native-request": /* @__PURE__ */ new Map(), "native-response": /* @__PURE__ */ new Map() } as Record<EmbeddedKind, Map<string, ValidationResult | null>>,
+};
 const EMBEDDED_CACHE_ENTRIES = 1024;
 const EMBEDDED_CACHE_MAX_TEXT = 16 * 1024;
 /** Embedded documents are checked without their recommended fields: the outer payload's warnings stay about it. */
 const EMBEDDED_OPTIONS: ValidateOptions = /* @__PURE__ */ Object.freeze({ recommended: false });
+const EMBEDDED_LENIENT: ValidateOptions = /* @__PURE__ */ Object.freeze({ recommended: false, lenient: true });
+
+/** An issue lenient mode drops or normalises once every issue is known. */
+interface Pending {
+  issue: ValidationIssue;
+  policy: LenientPolicy;
+  facts?: NormaliseContext;
+}
 
 /** One call's mutable state, reused across calls: the valid path allocates nothing. */
 class Run implements RuleContext {
@@ -121,49 +148,78 @@ class Run implements RuleContext {
   lenient = false;
   errors: ValidationIssue[] | null = null;
   warnings: ValidationIssue[] | null = null;
+  pending: Pending[] | null = null;
+  changes: Normalisation[] | null = null;
   constructor(private readonly definition: ValidatorDefinition) {}
 
   /** A recommended field is missing (the generated check calls this only then). */
   readonly missing = (path: string, unless?: readonly string[]): void => {
-    if (this.has(path)) return;
+    // Nothing of a part lenient mode dropped is used: its missing fields are not worth a warning.
+    if (this.has(path) || this.changes?.some((c) => c.action === "drop" && isInside(path, c.path))) return;
     this.add({ path, rule: "recommended", message: `${fieldName(path)} is missing; recommended${unless !== undefined ? ` unless ${unless.join(" or ")} is given` : ""}` }, true);
   };
 
-  add(issue: ValidationIssue, asWarning = this.definition.warningRules.has(issue.rule) || (this.lenient && this.definition.lenientRules.has(issue.rule))): void {
-    if (asWarning) (this.warnings ??= []).push(issue);
+  /**
+   * Files an issue: a warning or an error by its rule's severity, or, in lenient mode, by the
+   * treatment the field (`policy`, x-lenient) or else the rule declares; drops and normalisations
+   * wait until every issue is known.
+   */
+  add(issue: ValidationIssue, asWarning?: boolean, policy?: LenientPolicy, facts?: NormaliseContext): void {
+    const warning = asWarning ?? this.definition.warningRules.has(issue.rule);
+    if (this.lenient && asWarning === undefined) {
+      const lenient = policy ?? this.definition.lenientPolicies[issue.rule];
+      if (lenient !== undefined) {
+        if (lenient.treatment === "drop" || lenient.treatment === "normalise") {
+          (this.pending ??= []).push({ issue, policy: lenient, facts });
+          return;
+        }
+        if (lenient.treatment === "warn") return this.file(issue, true);
+        if (lenient.treatment === "error") return this.file(issue, false);
+      }
+    }
+    this.file(issue, warning);
+  }
+
+  private file(issue: ValidationIssue, warning: boolean): void {
+    if (warning) (this.warnings ??= []).push(issue);
     else (this.errors ??= []).push(issue);
   }
 
   /** A rule's issue; a value the schema already rejected is not reported again (one problem per value). */
   report(path: string, rule: string, message: string): void {
-    if (this.errors?.some((issue) => issue.path === path)) return;
+    if (this.errors?.some((issue) => issue.path === path) || this.pending?.some((p) => p.issue.path === path)) return;
     this.add({ path, rule, message });
   }
 
   /**
    * Embedded issues keep their rule, under the path (and the name) of the field carrying the
-   * document. Lenient mode makes every issue of a native request a warning (the payload is the
-   * bidder's contract); those of native markup stay errors (markup that cannot be served).
+   * document. In lenient mode the errors of a native request that is JSON are warnings (its
+   * content is the bidders' contract: Prebid Server forwards it, bidders judge it); those of
+   * native markup stay errors (markup that cannot be served). The changes lenient mode made
+   * inside a document given as text replace its text.
    */
-  merge(result: ValidationResult, basePath: string, kind: EmbeddedKind = "native-request"): void {
+  merge(result: ValidationResult, basePath: string, kind: EmbeddedKind = "native-request", asText = true): void {
     const carrier = fieldName(basePath);
     const moved = (issue: ValidationIssue) => ({ path: basePath + issue.path, rule: issue.rule, message: `${carrier}: ${issue.message}` });
-    for (const issue of result.errors) this.add(moved(issue), kind === "native-request" ? this.lenient : undefined);
+    for (const issue of result.errors) this.add(moved(issue), kind === "native-request" && this.lenient);
     for (const issue of result.warnings) this.add(moved(issue), true);
+    if (asText && result.normalisations !== undefined && result.normalisations.length > 0) {
+      (this.changes ??= []).push({ path: basePath, rule: result.normalisations[0].rule, action: "normalise", value: JSON.stringify(result.payload) });
+    }
   }
 
   validateEmbedded(kind: EmbeddedKind, document: unknown, basePath: string): void {
     const validator = this.definition.embedded?.()[kind];
-    if (validator) this.merge(validator(document, undefined, EMBEDDED_OPTIONS), basePath, kind);
+    if (validator) this.merge(validator(document, undefined, this.lenient ? EMBEDDED_LENIENT : EMBEDDED_OPTIONS), basePath, kind, false);
   }
 
   embedded(kind: EmbeddedKind, text: string): ValidationResult | null {
-    const cache = embeddedCaches[kind];
+    const cache = (this.lenient ? embeddedCaches.lenient : embeddedCaches.strict)[kind];
     let result = cache.get(text);
     if (result === undefined) {
       const document = parseNativeDocument(text);
       const validator = this.definition.embedded?.()[kind];
-      result = document === undefined ? null : validator ? validator(document, undefined, EMBEDDED_OPTIONS) : VALID;
+      result = document === undefined ? null : validator ? validator(document, undefined, this.lenient ? EMBEDDED_LENIENT : EMBEDDED_OPTIONS) : VALID;
       if (text.length <= EMBEDDED_CACHE_MAX_TEXT) {
         if (cache.size >= EMBEDDED_CACHE_ENTRIES) cache.clear();
         cache.set(text, result);
@@ -174,7 +230,42 @@ class Run implements RuleContext {
 
   /** True when an issue is already reported at `path` (a missing recommended field the rules reported). */
   has(path: string): boolean {
-    return (this.errors?.some((i) => i.path === path) ?? false) || (this.warnings?.some((i) => i.path === path) ?? false);
+    return (this.errors?.some((i) => i.path === path) ?? false) || (this.warnings?.some((i) => i.path === path) ?? false) || (this.pending?.some((p) => p.issue.path === path) ?? false);
+  }
+
+  /**
+   * Lenient mode, once every issue is known: each drop or normalisation is made when it can be
+   * (a warning saying what was done), else it gets the policy's `otherwise`. Errors inside a
+   * dropped part become warnings: nothing of that part is used.
+   */
+  settle(payload: unknown): void {
+    for (const { issue, policy, facts } of this.pending!) {
+      let change: Normalisation | undefined;
+      if (policy.treatment === "drop") {
+        const path = dropPath(policy.part ?? "value", issue.path, payload);
+        if (path !== undefined) change = { path, rule: issue.rule, action: "drop" };
+      } else {
+        const value = normalisedValue(policy, valueAt(payload, issue.path), { ...facts, request: this.request });
+        if (value !== undefined) change = { path: issue.path, rule: issue.rule, action: "normalise", ...(value === REMOVED ? {} : { value }) };
+      }
+      if (change === undefined && policy.otherwise === "drop") {
+        const path = dropPath("value", issue.path, payload);
+        if (path !== undefined) change = { path, rule: issue.rule, action: "drop" };
+      }
+      if (change === undefined) {
+        this.file(issue, policy.otherwise === "warn");
+        continue;
+      }
+      (this.changes ??= []).push(change);
+      this.file({ ...issue, message: issue.message + treatmentNote(change) }, true);
+    }
+    const drops = this.changes?.filter((c) => c.action === "drop");
+    if (drops?.length && this.errors !== null) {
+      const inside = (issue: ValidationIssue) => drops.some((d) => isInside(issue.path, d.path));
+      for (const issue of this.errors.filter(inside)) this.file(issue, true);
+      this.errors = this.errors.filter((issue) => !inside(issue));
+      if (this.errors.length === 0) this.errors = null;
+    }
   }
 }
 
@@ -195,19 +286,26 @@ export function createValidator(definition: ValidatorDefinition): Validator {
     run.request = request;
     run.errors = null;
     run.warnings = null;
+    run.pending = null;
+    run.changes = null;
     if (!(fast ??= definition.fast())(payload)) {
       const diagnose = definition.diagnose();
       diagnose(payload);
-      const issues = issuesFromAjv(diagnose.errors ?? [], { keywordRules: definition.keywordRules, ruleMessages: definition.ruleMessages, codelists: codelist, payload });
-      for (const issue of issues) run.add(issue);
+      const context = { keywordRules: definition.keywordRules, ruleMessages: definition.ruleMessages, codelists: codelist, payload };
+      issuesFromAjv(diagnose.errors ?? [], context, (issue, facts) => run.add(issue, undefined, facts.policy, facts));
     }
     checkRules(payload, run);
+    if (run.pending !== null) run.settle(payload);
     if (recommended !== undefined && options?.recommended !== false) recommended(payload, run.missing);
-    const errors = run.errors;
-    const warnings = run.warnings;
+    const { errors, warnings, changes } = run;
     run.request = undefined;
     if (errors === null && warnings === null) return VALID;
-    return { valid: errors === null, errors: errors ?? [], warnings: warnings ?? [] };
+    const result: ValidationResult = { valid: errors === null, errors: errors ?? [], warnings: warnings ?? [] };
+    if (changes !== null) {
+      result.normalisations = changes;
+      result.payload = applyNormalisations(payload, changes);
+    }
+    return result;
   };
   if (unwrap === undefined) return validate;
   return (payload, request, options) => {
@@ -215,7 +313,12 @@ export function createValidator(definition: ValidatorDefinition): Validator {
     if (inner === null || typeof inner !== "object" || Array.isArray(inner)) return validate(payload, request, options);
     const result = validate(inner, request, options);
     if (result.valid && result.warnings.length === 0) return result;
-    const prefix = (issue: ValidationIssue) => ({ ...issue, path: `/${unwrap}${issue.path}` });
-    return { valid: result.valid, errors: result.errors.map(prefix), warnings: result.warnings.map(prefix) };
+    const prefix = <T extends { path: string }>(issue: T): T => ({ ...issue, path: `/${unwrap}${issue.path}` });
+    const out: ValidationResult = { valid: result.valid, errors: result.errors.map(prefix), warnings: result.warnings.map(prefix) };
+    if (result.normalisations !== undefined) {
+      out.normalisations = result.normalisations.map(prefix);
+      out.payload = { ...(payload as Record<string, unknown>), [unwrap]: result.payload };
+    }
+    return out;
   };
 }

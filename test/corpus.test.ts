@@ -2,13 +2,12 @@
 // README.md). adxkit is an OpenRTB 2.5 + Native 1.2 validator for an in-app exchange; every file of
 // the corpus gets a decision written here:
 //
-// - requests/: accepted in lenient mode (an imp offering only audio is valid OpenRTB 2.5, with
-//   the warning imp-media-supported: this exchange buys no audio), except the exceptions listed in
-//   REQUEST_EXCEPTIONS.
-// - responses/: each response whose same-named request exists in requests/ passes
-//   validateBidResponse(response, request) in STRICT mode: every cross-check rule applies, and no
-//   real response needs lenient code lists (all pass strictly), so lenient mode would only hide
-//   regressions. Exceptions in RESPONSE_EXCEPTIONS (UNPAIRED_EXCEPTIONS for answers without a request).
+// - requests/: every one accepted in lenient mode (an imp offering only audio is valid OpenRTB 2.5,
+//   with the warning imp-media-supported: this exchange buys no audio, lenient mode drops the imp);
+//   REQUEST_EXCEPTIONS are those strict mode rejects for a reason lenient mode repairs.
+// - responses/: every one accepted in lenient mode; in strict mode each response whose same-named
+//   request exists in requests/ passes validateBidResponse(response, request) with every
+//   cross-check, except RESPONSE_EXCEPTIONS (UNPAIRED_EXCEPTIONS for answers without a request).
 // - invalid-requests/ and invalid-responses/: one decision per file, grouped by the category of
 //   REASONS.json, asserted in strict mode. A file without a decision fails the suite.
 //   `{ accepted: "TODO(lead): …" }` marks a case an OpenRTB/Native rule should reject but the
@@ -16,7 +15,7 @@
 import { describe, it, expect } from "vitest";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { validateBidRequest, validateBidResponse, type ValidationResult } from "@adxkit/bindings";
+import { validateBidRequest, validateBidResponse, type Normalisation, type ValidationResult } from "@adxkit/bindings";
 
 const CORPUS = new URL("../../shared/corpus/openrtb/", import.meta.url);
 const present = existsSync(CORPUS);
@@ -357,12 +356,16 @@ const INVALID_RESPONSES: Record<string, Record<string, Decision>> = {
   },
 };
 
-/** Requests of requests/ that are NOT accepted in lenient mode, with the decision. */
-const REQUEST_EXCEPTIONS: Record<string, Extract<Decision, { rejected: string }>> = {
+/** Requests of requests/ that strict mode rejects, with the decision and what lenient mode changes to accept them. */
+const REQUEST_EXCEPTIONS: Record<string, { rejected: string; at: string; why: string; lenient: Normalisation[] }> = {
   "pbs-sr__valid-whole-exemplary-device-sua.json": {
     rejected: "range",
     at: "/device/geo/lat",
-    why: "device.geo lat 123.456 / lon 678.9 lie outside -90..90 / -180..180 (interface document 2.4 device.geo); adxkit keeps ranges as errors in both modes",
+    why: "device.geo lat 123.456 / lon 678.9 lie outside -90..90 / -180..180 (interface document 2.4 device.geo): an error in strict mode; lenient mode drops both (geo.yaml x-lenient)",
+    lenient: [
+      { path: "/device/geo/lat", rule: "range", action: "drop" },
+      { path: "/device/geo/lon", rule: "range", action: "drop" },
+    ],
   },
 };
 
@@ -456,13 +459,13 @@ describeCorpus("corpus requests/: real requests", () => {
   it.each(files)("%s", (file) => {
     const request = load("requests", file);
     const exception = REQUEST_EXCEPTIONS[file];
+    // Lenient mode accepts every real request: what it cannot use it drops or normalises, with a warning.
     const lenient = validateBidRequest(request, { lenient: true });
+    expectAccepted(lenient);
+    if (offersOnlyAudio(request)) expect(lenient.warnings.some((issue) => issue.rule === "imp-media-supported")).toBe(true);
     if (exception) {
-      expectRejected(lenient, exception.rejected, exception.at);
       expectRejected(validateBidRequest(request), exception.rejected, exception.at);
-    } else {
-      expectAccepted(lenient);
-      if (offersOnlyAudio(request)) expect(lenient.warnings.some((issue) => issue.rule === "imp-media-supported")).toBe(true);
+      expect(lenient.normalisations).toEqual(expect.arrayContaining(exception.lenient));
     }
   });
 });
@@ -479,18 +482,23 @@ describeCorpus("corpus responses/: real answers", () => {
     for (const file of Object.keys(UNPAIRED_EXCEPTIONS)) expect(unpaired).toContain(file);
   });
 
-  it.each(paired)("%s answers requests/%s (strict, with cross-checks)", (file) => {
-    const result = validateBidResponse(load("responses", file), load("requests", file));
+  it.each(paired)("%s answers requests/%s (strict and lenient, with cross-checks)", (file) => {
+    const response = load("responses", file);
+    const request = load("requests", file);
+    const result = validateBidResponse(response, request);
     const exception = RESPONSE_EXCEPTIONS[file];
     if (exception) expectRejected(result, exception.rejected, exception.at);
     else expectAccepted(result);
+    expectAccepted(validateBidResponse(response, request, { lenient: true }));
   });
 
-  it.each(unpaired)("%s (no request of that name: schema and rules only, strict)", (file) => {
-    const result = validateBidResponse(load("responses", file));
+  it.each(unpaired)("%s (no request of that name: schema and rules only, strict and lenient)", (file) => {
+    const response = load("responses", file);
+    const result = validateBidResponse(response);
     const exception = UNPAIRED_EXCEPTIONS[file];
     if (exception) expectRejected(result, exception.rejected, exception.at);
     else expectAccepted(result);
+    expectAccepted(validateBidResponse(response, undefined, { lenient: true }));
   });
 });
 

@@ -123,7 +123,8 @@ export function emitValidators(model: Model, render: Render): GeneratedFile[] {
 
   const keywordRules: Record<string, string> = {};
   for (const rule of model.errors.validationRules) for (const keyword of rule.keywords) keywordRules[keyword] = rule.id;
-  const { lenientRules } = model.errors;
+  // The runtime needs the treatments only; the reasons stay in the spec and on the docs site.
+  const lenientPolicies = Object.fromEntries(Object.entries(model.errors.lenientPolicies).map(([id, { why: _why, ...policy }]) => [id, policy]));
   const warningRules = [...model.errors.validationRules, ...model.errors.namedRules].filter((r) => r.severity === "warning").map((r) => r.id).sort();
   const ruleMessages = Object.fromEntries(model.errors.namedRules.filter((r) => r.message !== undefined).map((r) => [r.id, r.message!]));
 
@@ -131,7 +132,7 @@ export function emitValidators(model: Model, render: Render): GeneratedFile[] {
     validators: model.validators.map((v) => ({ ...v, exportName: exportName(v.kind), recommendedCode: v.recommended ? recommendedSource(v.recommended) : undefined })),
     typeNames: [...new Set(model.validators.map((v) => v.typeName))].sort(),
     keywordRules,
-    lenientRules,
+    lenientPolicies,
     warningRules,
     ruleMessages,
     embedded: model.validators.filter((v) => v.kind.startsWith("native-")).map((v) => ({ kind: v.kind, exportName: exportName(v.kind) })),

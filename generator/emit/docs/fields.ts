@@ -5,6 +5,8 @@
 import type { FieldModel, ParameterModel } from "../../model.js";
 import { anchorId, codeText, escapeHtml, fieldAnchor } from "./html.js";
 import { paths, schemaLink, text, type Ctx } from "./site.js";
+import { policyOf } from "@adxkit/bindings/runtime";
+import { describeLenient, type LenientPolicyModel } from "../../lenient.js";
 
 /** Code lists up to this long are spelled out beside the field; longer ones are linked. */
 const SHORT_LIST = 12;
@@ -17,8 +19,18 @@ const flagHtml = (flag: Flag) => `<span class="flag flag-${flag}">${flag}</span>
 
 export const ruleLink = (id: string, ctx: Ctx) => `<a href="${ctx.root}${paths.rules}#${anchorId("rule", id)}"><code>${escapeHtml(id)}</code></a>`;
 
-/** How lenient mode treats a rule, from the model: `warning` or `error`. */
-export const lenientTreatment = (id: string, ctx: Ctx) => (ctx.site.model.errors.lenientRules.includes(id) ? "warning" : "error");
+/** How lenient mode treats a rule, from the model: "error", "warning", "warning; drops the imp; otherwise an error", … */
+export function lenientTreatment(id: string, ctx: Ctx): string {
+  const { errors } = ctx.site.model;
+  const rule = errors.namedRules.find((r) => r.id === id) ?? errors.validationRules.find((r) => r.id === id);
+  return describeLenient(errors.lenientPolicies[id], rule?.severity ?? "error");
+}
+
+/** The lenient column of the rules page: the treatment and the reason the spec gives for it. */
+export function lenientHtml(id: string, ctx: Ctx): string {
+  const why = ctx.site.model.errors.lenientPolicies[id]?.why;
+  return `${escapeHtml(lenientTreatment(id, ctx))}${why ? `<br><span class="detail">${text(why, ctx)}</span>` : ""}`;
+}
 
 /** The code list (spelled out when short) and the schema's own allowed values. */
 function allowedHtml(f: { codelist?: string; enum?: unknown[] }, ctx: Ctx): string {
@@ -58,9 +70,11 @@ function detailsHtml(f: FieldModel, ctx: Ctx, pageSchema: string | undefined): s
   if (allowed) parts.push(`<p class="detail"><span class="label">Allowed:</span> ${allowed}</p>`);
   if (f.default !== undefined) parts.push(`<p class="detail"><span class="label">Default:</span> ${codeText(f.default)}</p>`);
   if (f.constraints.length) parts.push(`<p class="detail"><span class="label">Constraints:</span> ${f.constraints.map((c) => escapeHtml(c)).join("; ")}</p>`);
-  if (f.rule) {
-    const lenient = lenientTreatment(f.rule, ctx) === "warning" ? "; a warning in lenient mode" : "";
-    parts.push(`<p class="detail"><span class="label">Rule:</span> ${ruleLink(f.rule, ctx)} (an error${lenient})</p>`);
+  if (f.rule) parts.push(`<p class="detail"><span class="label">Rule:</span> ${ruleLink(f.rule, ctx)} (lenient mode: ${escapeHtml(lenientTreatment(f.rule, ctx))})</p>`);
+  const fieldPolicy = f.lenient !== undefined ? (policyOf(f.lenient) as LenientPolicyModel | undefined) : undefined;
+  if (fieldPolicy) {
+    const why = fieldPolicy.why ? ` ${text(fieldPolicy.why, ctx)}` : "";
+    parts.push(`<p class="detail"><span class="label">Lenient mode:</span> a problem with this field is a ${escapeHtml(describeLenient(fieldPolicy, "error"))}.${why}</p>`);
   }
   if (f.choice) parts.push(`<p class="choice"><span class="badge">adxkit choice</span> ${text(f.choice, ctx)}</p>`);
   if (pageSchema && f.from !== pageSchema && ctx.site.schemaById.has(f.from)) parts.push(`<p class="detail">From ${schemaLink(f.from, ctx)}</p>`);

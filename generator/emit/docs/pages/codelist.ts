@@ -1,6 +1,6 @@
 /** Code list pages: the index and one page per list (the IAB categories grouped under their top-level codes). */
 import type { CodelistModel } from "../../../model.js";
-import { ruleLink } from "../fields.js";
+import { lenientTreatment, ruleLink } from "../fields.js";
 import { anchorId, escapeHtml, escapeView, fieldAnchor } from "../html.js";
 import { paths, text, type Ctx } from "../site.js";
 import type { Page } from "./page.js";
@@ -10,8 +10,7 @@ const useLink = (u: { schema: string; field: string }, ctx: Ctx) =>
 
 /** How a value outside the list is treated, in strict and in lenient mode (from the model's lenient rules). */
 export function unknownCodeHtml(ctx: Ctx): string {
-  const lenient = ctx.site.model.errors.lenientRules.includes("codelist");
-  return `A value outside the list is an error (rule ${ruleLink("codelist", ctx)}) in strict mode, and ${lenient ? "a warning" : "an error too"} in lenient mode.`;
+  return `A value outside the list is an error (rule ${ruleLink("codelist", ctx)}) in strict mode; in lenient mode, a ${escapeHtml(lenientTreatment("codelist", ctx))} (a field may declare its own treatment).`;
 }
 
 /** Builds the page of one code list. */

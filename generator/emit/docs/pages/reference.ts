@@ -1,5 +1,5 @@
 /** The landing page and the reference pages: rules, status codes, downloads. */
-import { lenientTreatment } from "../fields.js";
+import { lenientHtml } from "../fields.js";
 import { anchorId, escapeHtml, escapeView, fieldAnchor, firstSentence } from "../html.js";
 import { paths, text, type Ctx } from "../site.js";
 import type { Page } from "./page.js";
@@ -62,8 +62,8 @@ export function rulesPage(ctx: Ctx): Page {
       })
       .join(", ");
   const view = {
-    named: site.model.errors.namedRules.map((r) => ({ id: anchorId("rule", r.id), rule: r.id, descriptionHtml: text(r.description, ctx), lenient: lenientTreatment(r.id, ctx), appliesTo: r.appliesTo.join(", "), usesHtml: usesHtml(r.id) })),
-    kinds: site.model.errors.validationRules.map((r) => ({ id: anchorId("rule", r.id), rule: r.id, descriptionHtml: text(r.description, ctx), lenient: lenientTreatment(r.id, ctx), keywords: r.keywords.join(", ") })),
+    named: site.model.errors.namedRules.map((r) => ({ id: anchorId("rule", r.id), rule: r.id, descriptionHtml: text(r.description, ctx), lenientHtml: lenientHtml(r.id, ctx), appliesTo: r.appliesTo.join(", "), usesHtml: usesHtml(r.id) })),
+    kinds: site.model.errors.validationRules.map((r) => ({ id: anchorId("rule", r.id), rule: r.id, descriptionHtml: text(r.description, ctx), lenientHtml: lenientHtml(r.id, ctx), keywords: r.keywords.join(", ") })),
     rejections: site.model.errors.auctionRejections.map((r) => ({ id: anchorId("rejection", r.id), rule: r.id, descriptionHtml: text(r.description, ctx) })),
   };
   return { path: paths.rules, title: "Rules", nav: paths.rules, crumbs: home, bodyHtml: ctx.render("docs/rules", escapeView(view)) };
