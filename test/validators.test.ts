@@ -311,25 +311,46 @@ describe("adxkit validate (CLI)", { timeout: 120_000 }, () => {
     expectUsageError(run(["bid-requets", fixture("bid-request", "valid", "banner-minimal")]));
   });
 
-  it("exits 2 with one line on stderr for an unreadable file", () => {
-    const result = run(["bid-request", join(FIXTURES, "does-not-exist.json")]);
-    expectUsageError(result);
-    expect(result.stdout).toBe("");
+  it("gives an unreadable file its own result line (rule read), judges the others, and exits 2", () => {
+    const missing = join(FIXTURES, "does-not-exist.json");
+    const good = fixture("bid-request", "valid", "banner-minimal");
+    const result = run(["bid-request", missing, good, "--json"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe("");
+    const lines = result.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    expect(lines.map((line) => [line.file, line.valid, line.errors.map((e: ValidationIssue) => e.rule)])).toEqual([
+      [missing, false, ["read"]],
+      [good, true, []],
+    ]);
+    expect(lines[0].errors[0].message).toContain("ENOENT");
   });
 
-  it("exits 2 with one line on stderr for a file that is not JSON", () => {
+  it("gives a file that is not JSON its own result line (rule json), judges the others, and exits 1", () => {
     const dir = mkdtempSync(join(tmpdir(), "adxkit-cli-"));
     try {
       const file = join(dir, "broken.json");
       writeFileSync(file, '{"id": "r1", "imp": [');
-      const result = run(["bid-request", fixture("bid-request", "valid", "banner-minimal"), file]);
-      expectUsageError(result);
-      expect(result.stderr).toContain("broken.json");
-      // Every file is read before any verdict: no partial output.
-      expect(result.stdout).toBe("");
+      const good = fixture("bid-request", "valid", "banner-minimal");
+      const result = run(["bid-request", good, file]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe("");
+      expect(result.stdout).toContain(`valid   ${good}`);
+      expect(result.stdout).toContain(`INVALID ${file}`);
+      expect(result.stdout).toMatch(/error {3}\/ {2}\[json\] .*broken\.json is not JSON/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("exits with the worst outcome: unreadable (2) over invalid (1) over valid (0)", () => {
+    const bad = fixture("bid-request", "invalid", "range--geo-lat-above-90");
+    expect(run(["bid-request", bad, join(FIXTURES, "does-not-exist.json")]).code).toBe(2);
+  });
+
+  it("exits 2 with one line on stderr when the --request file cannot be used", () => {
+    const result = run(["bid-response", fixture("bid-request", "valid", "banner-minimal"), "--request", join(FIXTURES, "does-not-exist.json")]);
+    expectUsageError(result);
+    expect(result.stdout).toBe("");
   });
 
   it("--json prints one JSON line per file: {file, valid, errors, warnings}", () => {
@@ -368,6 +389,14 @@ describe("adxkit validate (CLI)", { timeout: 120_000 }, () => {
     expect(line.valid).toBe(true);
     expect(line.errors).toEqual([]);
     expect(line.warnings).toEqual([expect.objectContaining({ path: "/imp/0/banner/pos", rule: "codelist" })]);
+  });
+
+  it("--lenient --json carries the changes and the changed payload", () => {
+    const file = fixture("bid-request", "invalid", "format--device-ip-wildcard");
+    const line = JSON.parse(run(["bid-request", file, "--json", "--lenient"]).stdout);
+    expect(line.valid).toBe(true);
+    expect(line.normalisations).toEqual([{ path: "/device/ip", rule: "format", action: "drop" }]);
+    expect(line.payload.device.ip).toBeUndefined();
   });
 
   it("--request applies the cross-checks of a bid response", () => {

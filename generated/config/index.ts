@@ -267,7 +267,7 @@ export const serveOptions: readonly ServeOption[] = [
       "boolean"
     ],
     "default": false,
-    "description": "Accept code-list values newer than the spec, reported as warnings (requests and bid responses)."
+    "description": "Validate requests and bidders' answers in lenient mode: each rule and field gets the treatment the spec declares (spec/errors.yaml lenient, x-lenient): warned, dropped or normalised as a tolerant exchange would, and the auction runs on the repaired payload; the changes are counted per rule (and per bidder) in stats and /metrics."
   },
   {
     "name": "logLevel",

@@ -552,11 +552,19 @@ export const namedRules: readonly { id: string; description: string; severity: "
   },
   {
     "id": "json",
-    "description": "The payload is not JSON: the body could not be parsed, is missing, or its Content-Type is not application/json. Reports answer -2; the auction answers HTTP 400.",
+    "description": "The payload is not JSON: the body could not be parsed, is missing, or its Content-Type is not application/json. Reports answer -2; the auction answers HTTP 400; adxkit validate gives the file its own invalid result line and judges the others.",
     "severity": "error",
     "appliesTo": [
       "bid-request",
       "report-request"
+    ]
+  },
+  {
+    "id": "read",
+    "description": "adxkit validate could not read a file (missing, unreadable, a folder): the file gets its own result line with this rule, the other files are still judged, and the command exits 2.",
+    "severity": "error",
+    "appliesTo": [
+      "cli"
     ]
   },
   {

@@ -6,7 +6,7 @@
  * notice sender; neither is awaited on the hot path.
  */
 import { performance } from "node:perf_hooks";
-import { auctionRejectionOfRule, auctionRules, validateBidResponse, type AuctionRejection, type Bid, type BidRequest, type BidResponse, type Imp, type SeatBid } from "@adxkit/bindings";
+import { auctionRejectionOfRule, auctionRules, validateBidResponse, type AuctionRejection, type Bid, type BidRequest, type BidResponse, type Imp, type Normalisation, type SeatBid, type ValidationResult } from "@adxkit/bindings";
 import type { OperationInput, OperationOutput } from "@adxkit/bindings/fastify";
 import { adFormatOf, adFormatsOffered, dateHourOf, requestDimensions, type RequestDimensions } from "../events/dimensions.js";
 import { FactAggregator, SpoolVersionError, storeRefusal, type DemandKey, type EventLogger, type FactCounts, type FactIncrement, type FactSink, type SupplyKey } from "../events/facts.js";
@@ -199,6 +199,21 @@ const isObject = (v: unknown): v is Record<string, any> => typeof v === "object"
 const bidPath = /^\/seatbid\/(\d+)\/bid\/(\d+)(?:(\/adm\/)|\/|$)/;
 const seatPath = /^\/seatbid\/(\d+)(?:\/|$)/;
 
+/** Bidder answers are validated without the recommended fields (most real answers lack some). */
+const STRICT_ANSWER = Object.freeze({ lenient: false, recommended: false });
+const LENIENT_ANSWER = Object.freeze({ lenient: true, recommended: false });
+
+/** The bids of a response inside the part at `path` (a bid, a seatbid, every seatbid). */
+function bidsAt(response: Record<string, any>, path: string): any[] {
+  const seats: unknown[] = Array.isArray(response.seatbid) ? response.seatbid : [];
+  const seatBids = (seat: unknown): unknown[] => (isObject(seat) && Array.isArray(seat.bid) ? seat.bid : []);
+  const [, field, s, , b] = path.split("/");
+  if (field !== "seatbid") return [];
+  if (s === undefined) return seats.flatMap(seatBids);
+  const bids = seatBids(seats[Number(s)]);
+  return b === undefined ? bids : bids.slice(Number(b), Number(b) + 1);
+}
+
 /** Why a bid's nurl or burl may not be called (notice-origins.ts), as a rejection; undefined when both may. */
 function noticeRefusal(bid: Bid, origins: NoticeOrigins): Rejection | undefined {
   const why = (bid.nurl !== undefined ? origins.refusal(bid.nurl) : undefined) ?? (bid.burl !== undefined ? origins.refusal(bid.burl) : undefined);
@@ -310,7 +325,9 @@ export class Exchange {
       this.counters.invalidRequests++;
       return { status: 400, body: { errors: input.validation.errors, warnings: input.validation.warnings } };
     }
-    const request = input.payload;
+    // Lenient mode: the request as the validator repaired it (parts dropped, values normalised), counted per rule.
+    const request = (input.validation.payload ?? input.payload) as BidRequest;
+    if (input.validation.normalisations !== undefined) this.counters.lenientChanges(this.counters.requestChanges, input.validation.normalisations);
     const forbidden = account !== undefined ? this.gate!.publisherRefusal(request, account) : undefined;
     if (forbidden !== undefined) return forbidden;
     const tmax = effectiveTmax(request.tmax, this.defaultTmaxMs);
@@ -495,13 +512,25 @@ export class Exchange {
       bidder.counters.noBids++;
       return;
     }
-    let response: unknown;
+    let parsed: unknown;
     try {
-      response = JSON.parse(outcome.text);
+      parsed = JSON.parse(outcome.text);
     } catch (error) {
       return this.bidderFault(context, bidder, "malformed-response", `body is not JSON: ${(error as Error).message}`);
     }
-    if (!isObject(response)) return this.bidderFault(context, bidder, "malformed-response", "body is not a JSON object");
+    if (!isObject(parsed)) return this.bidderFault(context, bidder, "malformed-response", "body is not a JSON object");
+    let response: Record<string, any> = parsed;
+    let validation: ValidationResult | undefined;
+    if (this.lenient) {
+      // The answer as the validator repaired it (another id, an empty seatbid, cur ""): the exchange acts on that one answer.
+      validation = validateBidResponse(response, sent, LENIENT_ANSWER);
+      if (validation.normalisations !== undefined) {
+        this.lenientChanges(context, bidder, response, validation.normalisations);
+        response = validation.payload as Record<string, any>;
+        // What is left to reject is located in the repaired answer, whose bids may have moved.
+        if (!validation.valid) validation = validateBidResponse(response, sent, LENIENT_ANSWER);
+      }
+    }
     if (response.id !== sent.id) {
       return this.bidderFault(context, bidder, "wrong-request-id", `response id ${JSON.stringify(response.id)} is not the request id ${JSON.stringify(sent.id)}`);
     }
@@ -512,7 +541,7 @@ export class Exchange {
     }
 
     // Validation problems are attributed to the bid, seat or response their path points into.
-    const validation = validateBidResponse(response, sent, { lenient: this.lenient, recommended: false });
+    validation ??= validateBidResponse(response, sent, STRICT_ANSWER);
     const currency = typeof response.cur === "string" ? response.cur : auctionRules.defaultCurrency;
     // A bid in a currency the request does not list still competes when the rates convert it (Prebid Server's way).
     const convertible = this.rates.has(currency, context.currency) && this.rates.has(currency, auctionRules.reportCurrency);
@@ -581,6 +610,24 @@ export class Exchange {
     if (bidsSeen === 0) {
       const problem = responseProblem ?? [...seatProblems.values()][0] ?? { reason: "invalid-response" as const, detail: "seatbid holds no bid" };
       this.rejectBid(context, bidder, problem, undefined, undefined);
+    }
+  }
+
+  /**
+   * Counts what lenient mode changed in a bidder's answer, per rule; the bids it dropped count as
+   * bids received and as rejections under their rule's reason (auction-rejections rules), as the
+   * same bids would in strict mode.
+   */
+  private lenientChanges(context: AuctionContext, bidder: BidderRuntime, response: Record<string, any>, changes: readonly Normalisation[]): void {
+    this.counters.lenientChanges(bidder.counters.lenient, changes);
+    for (const change of changes) {
+      if (change.action !== "drop") continue;
+      const dropped = bidsAt(response, change.path);
+      const reason = auctionRejectionOfRule[change.rule] ?? "invalid-response";
+      for (const bid of dropped) {
+        bidder.counters.bids++;
+        this.rejectBid(context, bidder, { reason, detail: `${change.path}: dropped in lenient mode [${change.rule}]` }, bid?.id, bid?.impid);
+      }
     }
   }
 

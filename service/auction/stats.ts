@@ -17,7 +17,12 @@ export interface BidderCounters {
   timeoutsNotCharged: number;
   faults: Partial<Record<AuctionRejection, number>>;
   rejections: Partial<Record<AuctionRejection, number>>;
+  /** What lenient mode dropped or normalised in its answers, per rule. */
+  lenient: LenientCounts;
 }
+
+/** Lenient mode's changes (spec: each rule's and field's lenient policy), by action and rule id. */
+export type LenientCounts = Partial<Record<"drop" | "normalise", Record<string, number>>>;
 
 /** Every counter of the exchange. */
 export class ExchangeStats {
@@ -40,12 +45,14 @@ export class ExchangeStats {
   readonly auth = { unauthorized: 0, throttled: 0, forbidden: 0 };
   /** Auctions and billing calls whose spool line could not be written (the counts are kept, not crash-safe). */
   spoolFailures = 0;
+  /** What lenient mode dropped or normalised in bid requests, per rule. */
+  readonly requestChanges: LenientCounts = {};
   readonly bidders = new Map<string, BidderCounters>();
 
   bidder(id: string): BidderCounters {
     let counters = this.bidders.get(id);
     if (counters === undefined) {
-      counters = { requests: 0, answers: 0, noBids: 0, bids: 0, validBids: 0, wins: 0, timeoutsNotCharged: 0, faults: {}, rejections: {} };
+      counters = { requests: 0, answers: 0, noBids: 0, bids: 0, validBids: 0, wins: 0, timeoutsNotCharged: 0, faults: {}, rejections: {}, lenient: {} };
       this.bidders.set(id, counters);
     }
     return counters;
@@ -61,10 +68,18 @@ export class ExchangeStats {
     rejections[reason] = (rejections[reason] ?? 0) + 1;
   }
 
+  /** Counts each change lenient mode made, by action and rule. */
+  lenientChanges(counts: LenientCounts, changes: readonly { rule: string; action: "drop" | "normalise" }[]): void {
+    for (const { rule, action } of changes) {
+      const byRule = (counts[action] ??= {});
+      byRule[rule] = (byRule[rule] ?? 0) + 1;
+    }
+  }
+
   /** A plain-JSON snapshot. */
   snapshot() {
     const bidders: Record<string, BidderCounters> = {};
-    for (const [id, c] of this.bidders) bidders[id] = { ...c, faults: { ...c.faults }, rejections: { ...c.rejections } };
+    for (const [id, c] of this.bidders) bidders[id] = { ...c, faults: { ...c.faults }, rejections: { ...c.rejections }, lenient: copyCounts(c.lenient) };
     return {
       auctions: this.auctions,
       invalidRequests: this.invalidRequests,
@@ -78,7 +93,10 @@ export class ExchangeStats {
       billing: { ...this.billing },
       auth: { ...this.auth },
       spoolFailures: this.spoolFailures,
+      requestChanges: copyCounts(this.requestChanges),
       bidders,
     };
   }
 }
+
+const copyCounts = (counts: LenientCounts): LenientCounts => Object.fromEntries(Object.entries(counts).map(([action, byRule]) => [action, { ...byRule }]));

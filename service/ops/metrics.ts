@@ -6,6 +6,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { ExchangeHandle } from "../auction/index.js";
+import type { LenientCounts } from "../auction/stats.js";
 
 type ExchangeSnapshot = ReturnType<ExchangeHandle["stats"]>;
 type Labels = Record<string, string>;
@@ -97,6 +98,8 @@ export class ServerMetrics {
         },
       });
     const perBidder = (s: ExchangeSnapshot) => Object.entries(s.bidders);
+    const lenientLabels = (counts: LenientCounts, labels: Labels): [Labels, number][] =>
+      Object.entries(counts).flatMap(([action, byRule]) => Object.entries(byRule ?? {}).map(([rule, n]): [Labels, number] => [{ ...labels, action, rule }, n]));
     const byReason = (s: ExchangeSnapshot, kind: "faults" | "rejections"): [Labels, number][] =>
       perBidder(s).flatMap(([bidder, c]) => Object.entries(c[kind]).map(([reason, n]): [Labels, number] => [{ bidder, reason }, n ?? 0]));
 
@@ -118,6 +121,12 @@ export class ServerMetrics {
     counter("adxkit_bidder_wins_total", "Bids that won an imp, per bidder", ["bidder"], (s) => perBidder(s).map(([bidder, c]) => [{ bidder }, c.wins]));
     counter("adxkit_bidder_faults_total", "Answers that were faults (timeout, connection-error, http-error, malformed-response, wrong-request-id), per bidder and reason", ["bidder", "reason"], (s) => byReason(s, "faults"));
     counter("adxkit_bidder_rejections_total", "Bids rejected, per bidder and reason (spec/errors.yaml auction-rejections)", ["bidder", "reason"], (s) => byReason(s, "rejections"));
+    counter("adxkit_request_lenient_changes_total", "Lenient mode: parts of bid requests dropped and values normalised, by action and rule (spec: each rule's lenient policy)", ["action", "rule"], (s) =>
+      lenientLabels(s.requestChanges, {}),
+    );
+    counter("adxkit_bidder_lenient_changes_total", "Lenient mode: parts of bidders' answers dropped and values normalised, per bidder, action and rule", ["bidder", "action", "rule"], (s) =>
+      perBidder(s).flatMap(([bidder, c]) => lenientLabels(c.lenient, { bidder })),
+    );
     gauge("adxkit_bidder_circuit_state", "Circuit breaker per bidder: 0 closed, 1 half-open (one probe), 2 open (skipped)", ["bidder"], (s) =>
       Object.entries(s.circuits).map(([bidder, c]) => [{ bidder }, CIRCUIT_STATE_VALUES[c.state]]),
     );

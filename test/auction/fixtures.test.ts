@@ -26,7 +26,10 @@ interface Fixture {
     mockResponse: FakeAction;
   }[];
   expectedResponse: { status: number; body?: unknown };
-  expectedCounts?: Record<string, { faults?: Record<string, number>; rejections?: Record<string, number> }>;
+  /** Per bidder: faults and rejections by reason, and what lenient mode dropped or normalised in its answers by rule. */
+  expectedCounts?: Record<string, { faults?: Record<string, number>; rejections?: Record<string, number>; lenient?: Record<string, Record<string, number>> }>;
+  /** What lenient mode dropped or normalised in the incoming request, by action and rule. */
+  expectedRequestChanges?: Record<string, Record<string, number>>;
 }
 
 const root = new URL("../fixtures/auction/", import.meta.url);
@@ -64,15 +67,18 @@ async function run(fixture: Fixture, kind: "exemplary" | "supplemental") {
       if (b.expectedCalls !== undefined) expect(fakes[i].requests.length).toBe(b.expectedCalls);
       if (b.expectedRequest) expect(fakes[i].requests[0]).toMatchObject(b.expectedRequest);
     });
+    expect(ex.handle.stats().requestChanges, "lenient changes of the request").toEqual(fixture.expectedRequestChanges ?? {});
     const stats = ex.handle.stats().bidders;
     for (const b of fixture.bidders) {
       const want = fixture.expectedCounts?.[b.id] ?? {};
       if (kind === "exemplary") {
         expect(stats[b.id].faults, `${b.id} faults`).toEqual({});
         expect(stats[b.id].rejections, `${b.id} rejections`).toEqual({});
+        expect(stats[b.id].lenient, `${b.id} lenient changes`).toEqual({});
       } else {
         expect(stats[b.id].faults, `${b.id} faults`).toEqual(want.faults ?? {});
         expect(stats[b.id].rejections, `${b.id} rejections`).toEqual(want.rejections ?? {});
+        expect(stats[b.id].lenient, `${b.id} lenient changes`).toEqual(want.lenient ?? {});
       }
     }
   } finally {

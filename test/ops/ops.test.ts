@@ -111,6 +111,24 @@ describe("metrics", () => {
     expect(text).toContain("# TYPE adxkit_bidder_rejections_total counter");
   });
 
+  test("lenient mode's changes are counted per rule for requests and per bidder for answers (adxkit serve --lenient)", async () => {
+    const repaired = await startFakeBidder((r) => ({ body: answer(r, [bid(2)], { id: "another-id" }) }));
+    const biddersFile = join(dir, "bidders-lenient.json");
+    writeFileSync(biddersFile, JSON.stringify([{ id: "dsp-2", endpoint: repaired.endpoint, seat: "seat-2" }]));
+    const lenient = await startServer({ db: ":memory:", port: 0, biddersFile, logLevel: "silent", openAuction: true, lenient: true });
+    try {
+      const res = await fetch(`${lenient.url}/openrtb2/auction`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(bannerRequest({ test: 3 })) });
+      expect(res.status).toBe(200);
+      const text = await (await fetch(`${lenient.url}/metrics`)).text();
+      expect(sample(text, 'adxkit_request_lenient_changes_total{action="drop",rule="enum"}')).toBe(1);
+      expect(sample(text, 'adxkit_bidder_lenient_changes_total{bidder="dsp-2",action="normalise",rule="response-id-matches"}')).toBe(1);
+      expect(sample(text, 'adxkit_bidder_wins_total{bidder="dsp-2"}')).toBe(1);
+    } finally {
+      await lenient.close();
+      await repaired.close();
+    }
+  });
+
   test("report queries are timed by interface", async () => {
     await fetch(`${server.url}/api/report/v1`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
     await fetch(`${server.url}/api/report/demand_report_v2?start=x`);
