@@ -4,9 +4,11 @@
  */
 import { spawnSync } from "node:child_process";
 import { printTable } from "./table.js";
+import { runCorpusRates } from "./corpus-rates.js";
 import { runValidatorBench } from "./validators.js";
 
 printTable("Bid request validation (parsed object; operations per CPU second, best of 7 rounds)", await runValidatorBench());
+printTable("Conformance on ../shared/corpus/openrtb (decisions and reasons: test/corpus.test.ts)", await runCorpusRates());
 
 for (const name of ["bindings", "report-store", "reports-http", "exchange-work", "notices", "auction"]) {
   process.stdout.write(`\n=== bench/${name}.ts ===\n`);

@@ -104,5 +104,7 @@ const fmt = (n: number) => (n >= 1e6 ? `${(n / 1e6).toFixed(2)}M` : `${(n / 1e3)
 if (import.meta.url === `file://${process.argv[1]}`) {
   const rows = await runValidatorBench();
   const { printTable } = await import("./table.js");
+  const { runCorpusRates } = await import("./corpus-rates.js");
   printTable("Bid request validation (parsed object; operations per CPU second, higher is better)", rows);
+  printTable("Conformance on ../shared/corpus/openrtb (decisions and reasons: test/corpus.test.ts)", await runCorpusRates());
 }

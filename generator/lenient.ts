@@ -35,7 +35,6 @@ const partText: Record<string, string> = {
   media: "the imp's media object (when the imp offers another ad type)",
   bid: "the bid",
   seatbid: "the seatbid",
-  bids: "every bid of the response",
 };
 
 /** The policy in a few words for the docs: "drops the imp", "normalises (code), else drops the value". */

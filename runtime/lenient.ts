@@ -16,9 +16,9 @@ export type LenientTreatment = "error" | "warn" | "drop" | "normalise";
 /**
  * The part a `drop` removes, found from the issue's path: the value itself, the imp holding it,
  * the imp's media object (only when the imp offers another ad type this exchange buys), the bid,
- * the seatbid, or every bid of the response.
+ * or the seatbid.
  */
-export type LenientPart = "value" | "imp" | "media" | "bid" | "seatbid" | "bids";
+export type LenientPart = "value" | "imp" | "media" | "bid" | "seatbid";
 
 /** The value normalisers the spec may name (each documented in docs/spec-conventions.md). */
 export type Normaliser = "code" | "lowercase" | "uppercase" | "empty-default" | "request-id" | "json-text" | "companion-array";
@@ -88,7 +88,7 @@ export function normalisedValue(policy: LenientPolicy, value: unknown, context: 
   return undefined;
 }
 
-const partPatterns: Record<Exclude<LenientPart, "value" | "bids">, RegExp> = {
+const partPatterns: Record<Exclude<LenientPart, "value">, RegExp> = {
   imp: /^\/imp\/\d+/,
   media: /^\/imp\/(\d+)\/(banner|native|video|audio)(?=\/|$)/,
   bid: /^\/seatbid\/\d+\/bid\/\d+/,
@@ -100,7 +100,6 @@ const BOUGHT_MEDIA = ["banner", "native", "video"] as const;
 /** The path of the part a drop removes, or undefined when the issue is not inside such a part (or it may not go). */
 export function dropPath(part: LenientPart, path: string, payload: unknown): string | undefined {
   if (part === "value") return path === "" ? undefined : path;
-  if (part === "bids") return valueAt(payload, "/seatbid") === undefined ? undefined : "/seatbid";
   const match = partPatterns[part].exec(path);
   if (match === null) return undefined;
   if (part === "media") {
@@ -125,7 +124,6 @@ const describePart = (path: string): string => {
   if (segments[0] === "imp" && segments.length === 2) return `imp[${last}]`;
   if (segments[0] === "seatbid" && segments.length === 4) return `seatbid[${segments[1]}].bid[${last}]`;
   if (segments[0] === "seatbid" && segments.length === 2) return `seatbid[${last}]`;
-  if (segments.length === 1 && segments[0] === "seatbid") return "every bid";
   return `the field (${segments.map((s) => (/^\d+$/.test(s) ? `[${s}]` : s)).join(".").replace(/\.\[/g, "[")})`;
 };
 
@@ -193,7 +191,7 @@ export function policyOf(raw: unknown): LenientPolicy | undefined {
  */
 export const lenientVocabulary = {
   treatments: ["error", "warn", "drop", "normalise"] as readonly LenientTreatment[],
-  parts: ["value", "imp", "media", "bid", "seatbid", "bids"] as readonly LenientPart[],
+  parts: ["value", "imp", "media", "bid", "seatbid"] as readonly LenientPart[],
   normalisers: /* @__PURE__ */ Object.keys(normalisers) as Normaliser[],
   otherwise: ["error", "warn", "drop"] as const,
 };

@@ -392,9 +392,8 @@ export const namedRules: readonly { id: string; description: string; severity: "
     "description": "The bid response currency (cur, default USD) is one of the request's allowed currencies (cur); a request that lists none allows USD only (OpenRTB's default currency).",
     "severity": "error",
     "lenient": {
-      "treatment": "drop",
-      "part": "bids",
-      "why": "adxkit has no exchange rates (Prebid Server converts currencies; adxkit cannot): bids in a currency the request does not allow cannot be compared with its floors, so every bid is dropped with a warning and the answer is a no-bid (counted under currency-not-allowed)."
+      "treatment": "warn",
+      "why": "Prebid Server converts a bid in a currency the request does not list when it has a rate: the answer is kept with a warning, and the exchange converts its bids with its rates (adxkit serve --currency-rates) or rejects each one it cannot convert (currency-no-rate)."
     },
     "appliesTo": [
       "bid-response"

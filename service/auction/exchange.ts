@@ -203,13 +203,12 @@ const seatPath = /^\/seatbid\/(\d+)(?:\/|$)/;
 const STRICT_ANSWER = Object.freeze({ lenient: false, recommended: false });
 const LENIENT_ANSWER = Object.freeze({ lenient: true, recommended: false });
 
-/** The bids of a response inside the part at `path` (a bid, a seatbid, every seatbid). */
+/** The bids of a response inside the part at `path` (a bid or a seatbid). */
 function bidsAt(response: Record<string, any>, path: string): any[] {
   const seats: unknown[] = Array.isArray(response.seatbid) ? response.seatbid : [];
   const seatBids = (seat: unknown): unknown[] => (isObject(seat) && Array.isArray(seat.bid) ? seat.bid : []);
   const [, field, s, , b] = path.split("/");
-  if (field !== "seatbid") return [];
-  if (s === undefined) return seats.flatMap(seatBids);
+  if (field !== "seatbid" || s === undefined) return [];
   const bids = seatBids(seats[Number(s)]);
   return b === undefined ? bids : bids.slice(Number(b), Number(b) + 1);
 }

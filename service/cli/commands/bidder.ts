@@ -46,7 +46,7 @@ export function configure(command: Command): void {
     .option("--seed <n>", "seed of the random draws (same seed, same bids)", "1")
     .option("--public-url <url>", "base URL written in nurl, burl and trackers (default the listening URL)")
     .option("--markup-on-win", "leave adm out: the win notice (nurl) returns the markup")
-    .option("--lenient", "accept code values newer than the spec (warnings)")
+    .option("--lenient", "validate bid requests with the spec's lenient policy (warn, drop, normalise)")
     .addHelpText(
       "after",
       `
