@@ -6,8 +6,7 @@
  * validator gave (docs/spec-conventions.md, "Lenient policy"). Only reached for invalid payloads.
  */
 import { pointerSegments, valueAt, type Normalisation } from "./issues.js";
-import type { CodelistFacts } from "./messages.js";
-import { describeValue } from "./messages.js";
+import { describeValue, fieldName, type CodelistFacts } from "./messages.js";
 import { formats } from "./formats.js";
 
 /** The treatments of lenient mode. */
@@ -114,18 +113,9 @@ export const isInside = (path: string, part: string): boolean => path === part |
 
 /** The sentence a warning adds for what lenient mode did. */
 export function treatmentNote(change: Normalisation): string {
-  if (change.action === "drop") return change.path === "" ? "; dropped in lenient mode" : `; lenient mode drops ${describePart(change.path)}`;
+  if (change.action === "drop") return change.path === "" ? "; dropped in lenient mode" : `; lenient mode drops ${fieldName(change.path)}`;
   return change.value === undefined ? "; lenient mode removes it (its default applies)" : `; lenient mode normalises it to ${describeValue(change.value)}`;
 }
-
-const describePart = (path: string): string => {
-  const segments = pointerSegments(path);
-  const last = segments[segments.length - 1];
-  if (segments[0] === "imp" && segments.length === 2) return `imp[${last}]`;
-  if (segments[0] === "seatbid" && segments.length === 4) return `seatbid[${segments[1]}].bid[${last}]`;
-  if (segments[0] === "seatbid" && segments.length === 2) return `seatbid[${last}]`;
-  return `the field (${segments.map((s) => (/^\d+$/.test(s) ? `[${s}]` : s)).join(".").replace(/\.\[/g, "[")})`;
-};
 
 /**
  * A copy of `payload` with the changes applied: values replaced first, then parts removed (array
