@@ -10,7 +10,7 @@ import { runValidatorBench } from "./validators.js";
 printTable("Bid request validation (parsed object; operations per CPU second, best of 7 rounds)", await runValidatorBench());
 printTable("Conformance on ../shared/corpus/openrtb (decisions and reasons: test/corpus.test.ts)", await runCorpusRates());
 
-for (const name of ["bindings", "report-store", "reports-http", "exchange-work", "notices", "auction"]) {
+for (const name of ["bindings", "report-store", "reports-http", "clickhouse-billed", "exchange-work", "notices", "auction"]) {
   process.stdout.write(`\n=== bench/${name}.ts ===\n`);
   const result = spawnSync(process.execPath, ["--import", "tsx", `bench/${name}.ts`], { stdio: "inherit", timeout: 15 * 60_000 });
   if (result.status !== 0) process.stdout.write(`bench/${name}.ts exited with ${result.status ?? result.signal}\n`);

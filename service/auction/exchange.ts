@@ -238,7 +238,11 @@ export class Exchange {
   private rates: CurrencyConverter;
   private readonly defaultTmaxMs: number;
   private readonly counters = new ExchangeStats();
-  /** Billing token ids already recorded, with their expiry (epoch ms); swept once a minute. */
+  /**
+   * Billing token ids this node recorded, with their expiry (epoch ms); swept once a minute. What
+   * makes a token count once on DuckDB; on a store shared by nodes that `countsBilledOnce`, only
+   * a fast path (a repeat to another node is written again and collapses in the store).
+   */
   private readonly seenTokens = new Map<string, number>();
   private readonly sweeper: NodeJS.Timeout;
   private closing: Promise<void> | undefined;

@@ -9,6 +9,10 @@
  * written before any of them is answered. Every flush hands the store the spool position it
  * covers and the billing tokens it counts, written with the facts. After a crash the exchange
  * reads the store's checkpoint and `replay`s the lines after it.
+ *
+ * A store that counts billed impressions once itself (`countsBilledOnce`: ClickHouse, shared by
+ * several nodes) gets each billed impression apart, with its token id, instead of summed into
+ * the aggregate: a repeat given by another node then collapses in the store.
  */
 import { factProblem } from "../store/fact.js";
 import {
@@ -26,13 +30,13 @@ import {
   type IncrementCounts,
   type SupplyKey,
 } from "@adxkit/bindings/reports";
-import type { CountedBillingToken, DemandFact, Fact, IngestOptions, ReportStore, SupplyFact } from "../store/store.js";
+import type { BilledImpression, CountedBillingToken, DemandFact, Fact, IngestOptions, ReportStore, SupplyFact } from "../store/store.js";
 import { formatPosition, LineBuilder, type Spool, type SpoolPosition } from "./spool.js";
 
 export type { CountedBillingToken, DemandFact, DemandKey, Fact, SupplyFact, SupplyKey };
 
 /** Where facts go: the report store, or anything with its `ingest` (a spool needs `recoveryState` too). */
-export type FactSink = Pick<ReportStore, "ingest"> & Partial<Pick<ReportStore, "recoveryState">>;
+export type FactSink = Pick<ReportStore, "ingest"> & Partial<Pick<ReportStore, "recoveryState" | "countsBilledOnce">>;
 
 /**
  * A spool line of a fact-key version newer than this adxkit reads (it was written by a newer
@@ -100,12 +104,14 @@ type SpooledIncrement = (string | number)[];
 /**
  * The spool line of the current turn, until the spool writes it: `v` the fact-key version of its
  * increments, `f` the increments of its events summed per aggregate id, `ts` their billing tokens
- * as [id, expiresAt]. (Lines of earlier versions had no `v`, meaning version 1, and held one event
+ * as [id, expiresAt], `b` the billed impressions kept apart for a store that counts them once
+ * (`countsBilledOnce`) as [id, expiresAt, ...increments]. (Lines of earlier versions had no `v`, meaning version 1, and held one event
  * each, its token as `t`; replay reads them all.)
  */
 interface TurnLine {
   increments: Map<string, SpooledIncrement>;
   tokens: [string, number][];
+  billed: [string, number, ...SpooledIncrement[]][];
   written: Promise<void>;
 }
 
@@ -113,6 +119,10 @@ interface TurnLine {
 export class FactAggregator {
   private pending = new Map<string, Entry>();
   private pendingTokens: CountedBillingToken[] = [];
+  /** Billed impressions kept apart (the sink `countsBilledOnce`), for the next flush. */
+  private pendingBilled: BilledImpression[] = [];
+  /** The sink counts billed impressions once per token: they go to it apart from the aggregate. */
+  private readonly billedApart: boolean;
   /** The spool line events of this turn join; sealed when the spool writes it or a flush takes a checkpoint. */
   private turnLine: TurnLine | undefined;
   private readonly sink: FactSink;
@@ -132,6 +142,7 @@ export class FactAggregator {
 
   constructor(options: FactAggregatorOptions) {
     this.sink = options.sink;
+    this.billedApart = options.sink.countsBilledOnce === true;
     this.spool = options.spool;
     this.checkpointName = options.spool ? `exchange:${options.spool.nodeId}` : undefined;
     this.logger = options.logger ?? silent;
@@ -156,10 +167,22 @@ export class FactAggregator {
    */
   record(increments: readonly FactIncrement[], event: EventOptions = {}): Promise<void> {
     this.counters.events++;
-    for (const increment of increments) this.add(increment.id, increment.side, increment.key, increment.counts);
-    if (event.billingToken) this.pendingTokens.push(event.billingToken);
+    const apart = this.billedApart && event.billingToken !== undefined;
+    if (apart) this.addBilled(event.billingToken!, increments);
+    else {
+      for (const increment of increments) this.add(increment.id, increment.side, increment.key, increment.counts);
+      if (event.billingToken) this.pendingTokens.push(event.billingToken);
+    }
     if (this.spool === undefined) return done;
     const line = (this.turnLine ??= this.openTurnLine(this.spool));
+    if (apart) line.billed.push([event.billingToken!.id, event.billingToken!.expiresAt, ...increments.map(spooled)]);
+    else this.spoolIncrements(line, increments, event.billingToken);
+    // A sync event also waits for its own line: durable() alone would not see a line the spool refused.
+    return event.sync === true ? Promise.all([line.written, this.spool.durable()]).then(noop) : line.written;
+  }
+
+  /** Adds the increments to the turn's line, summed per aggregate id, and lists the token. */
+  private spoolIncrements(line: TurnLine, increments: readonly FactIncrement[], billingToken: CountedBillingToken | undefined): void {
     for (const increment of increments) {
       const counts = increment.counts;
       let spooledIncrement = line.increments.get(increment.id);
@@ -169,14 +192,19 @@ export class FactAggregator {
         for (let i = 0; i < COUNTERS.length; i++) (spooledIncrement[at + i] as number) += counts[COUNTERS[i]] ?? 0;
       }
     }
-    if (event.billingToken) line.tokens.push([event.billingToken.id, event.billingToken.expiresAt]);
-    // A sync event also waits for its own line: durable() alone would not see a line the spool refused.
-    return event.sync === true ? Promise.all([line.written, this.spool.durable()]).then(noop) : line.written;
+    if (billingToken) line.tokens.push([billingToken.id, billingToken.expiresAt]);
+  }
+
+  /** Keeps a billed impression apart from the aggregate, as the facts of its token. */
+  private addBilled(token: CountedBillingToken, increments: readonly FactIncrement[]): void {
+    this.unflushedSince ??= Date.now();
+    const facts = increments.map((i) => toFact({ key: i.key, side: i.side, counts: COUNTERS.map((c) => i.counts[c] ?? 0) }));
+    this.pendingBilled.push({ id: token.id, expiresAt: token.expiresAt, facts });
   }
 
   /** Appends the turn's line to the spool; it is built, and sealed, when the spool writes it. */
   private openTurnLine(spool: Spool): TurnLine {
-    const line: TurnLine = { increments: new Map(), tokens: [], written: done };
+    const line: TurnLine = { increments: new Map(), tokens: [], billed: [], written: done };
     const seal = () => {
       if (this.turnLine === line) this.turnLine = undefined;
     };
@@ -184,7 +212,12 @@ export class FactAggregator {
       new LineBuilder(() => {
         seal();
         const f = [...line.increments.values()];
-        return line.tokens.length > 0 ? { v: FACT_KEY_VERSION, f, ts: line.tokens } : { v: FACT_KEY_VERSION, f };
+        return {
+          v: FACT_KEY_VERSION,
+          f,
+          ...(line.tokens.length > 0 ? { ts: line.tokens } : {}),
+          ...(line.billed.length > 0 ? { b: line.billed } : {}),
+        };
       }),
     );
     // A line the spool refused is never written: the next event starts another (the refusal reaches every caller of this one).
@@ -198,7 +231,7 @@ export class FactAggregator {
    * version newer than this adxkit reads (saying so).
    */
   replay(line: unknown): CountedBillingToken[] {
-    const { v, f, t, ts } = (line ?? {}) as { v?: unknown; f?: unknown; t?: unknown; ts?: unknown };
+    const { v, f, t, ts, b } = (line ?? {}) as { v?: unknown; f?: unknown; t?: unknown; ts?: unknown; b?: unknown };
     if (!Array.isArray(f)) throw new TypeError("spool line without increments");
     // Lines written before the key had versions are version 1.
     const version = v === undefined ? 1 : (v as number);
@@ -207,14 +240,35 @@ export class FactAggregator {
     if (!Array.isArray(pairs) || !pairs.every((p) => Array.isArray(p) && typeof p[0] === "string" && typeof p[1] === "number")) {
       throw new TypeError("spool line with a malformed billing token");
     }
-    const increments = f.map((item) => decodeIncrement(item, version));
-    for (const increment of increments) {
-      const id = increment.side === "supply" ? this.supplyId(increment.key) : this.demandId(increment.key);
-      this.add(id, increment.side, increment.key, increment.counts);
+    const billed = b === undefined ? [] : b;
+    if (!Array.isArray(billed) || !billed.every((e) => Array.isArray(e) && typeof e[0] === "string" && typeof e[1] === "number")) {
+      throw new TypeError("spool line with a malformed billed impression");
     }
+    const increments = f.map((item) => decodeIncrement(item, version)).map((increment) => this.withId(increment));
+    // Decoded whole before anything is added: a malformed line adds nothing.
+    const billedIncrements = (billed as [string, number, ...unknown[]][]).map(([id, expiresAt, ...items]) => ({
+      token: { id, expiresAt },
+      increments: items.map((item) => this.withId(decodeIncrement(item, version))),
+    }));
+    for (const increment of increments) this.add(increment.id, increment.side, increment.key, increment.counts);
     const tokens = (pairs as [string, number][]).map(([id, expiresAt]) => ({ id, expiresAt }));
     this.pendingTokens.push(...tokens);
+    for (const { token, increments: items } of billedIncrements) {
+      // A line written for a store that counts billed impressions once, replayed for one that does not: counted as before.
+      if (this.billedApart) this.addBilled(token, items);
+      else {
+        for (const increment of items) this.add(increment.id, increment.side, increment.key, increment.counts);
+        this.pendingTokens.push(token);
+      }
+      tokens.push(token);
+    }
     return tokens;
+  }
+
+  /** A decoded increment with its aggregate id. */
+  private withId(increment: ReturnType<typeof decodeIncrement>): FactIncrement {
+    const id = increment.side === "supply" ? this.supplyId(increment.key) : this.demandId(increment.key);
+    return { ...increment, id } as FactIncrement;
   }
 
   private add(id: string, side: Entry["side"], key: SupplyKey | DemandKey, counts: FactCounts): void {
@@ -233,9 +287,10 @@ export class FactAggregator {
    */
   async flush(): Promise<number> {
     while (this.flushing) await this.flushing;
-    if (this.pending.size === 0) return 0;
+    if (this.pending.size === 0 && this.pendingBilled.length === 0) return 0;
     const batch = this.pending;
     const tokens = this.pendingTokens;
+    const billed = this.pendingBilled;
     // Every spool line before this position has its counts in `batch`: it is what the store will
     // cover. The turn's line is among them, so later events of this turn start a new one.
     this.turnLine = undefined;
@@ -243,21 +298,23 @@ export class FactAggregator {
     const appended = this.spool?.stats().appended;
     this.pending = new Map();
     this.pendingTokens = [];
+    this.pendingBilled = [];
     this.inFlightSince = this.unflushedSince;
     this.unflushedSince = undefined;
-    this.flushing = this.write(batch, tokens, position, appended).finally(() => {
+    this.flushing = this.write(batch, tokens, billed, position, appended).finally(() => {
       this.flushing = undefined;
       this.inFlightSince = undefined;
     });
     return this.flushing;
   }
 
-  private async write(batch: Map<string, Entry>, tokens: CountedBillingToken[], position: SpoolPosition | undefined, appended: number | undefined): Promise<number> {
+  private async write(batch: Map<string, Entry>, tokens: CountedBillingToken[], billed: BilledImpression[], position: SpoolPosition | undefined, appended: number | undefined): Promise<number> {
     const ids = [...batch.keys()];
     let facts = ids.map((id) => toFact(batch.get(id)!));
     const options: IngestOptions = {};
     if (position !== undefined) options.checkpoint = { name: this.checkpointName!, position: formatPosition(position) };
     if (tokens.length > 0) options.billingTokens = tokens;
+    if (billed.length > 0) options.billed = billed;
     // The store loads all or nothing; a fact it refuses is dropped (and logged) so the rest still loads.
     for (let attempt = 0; attempt <= facts.length; attempt++) {
       try {
@@ -274,7 +331,7 @@ export class FactAggregator {
           this.logger.error({ err: error, fact: facts[line - 1] }, "report store refused a fact; dropped");
           facts = facts.filter((_, index) => index !== line - 1);
           ids.splice(line - 1, 1);
-          if (facts.length === 0) return 0;
+          if (facts.length === 0 && billed.length === 0) return 0;
           continue;
         }
         this.counters.failedFlushes++;
@@ -294,6 +351,7 @@ export class FactAggregator {
           this.add(id, entry.side, entry.key, Object.fromEntries(COUNTERS.map((c, i) => [c, entry.counts[i]])));
         }
         this.pendingTokens.unshift(...tokens);
+        this.pendingBilled.unshift(...billed);
         return 0;
       }
     }

@@ -79,7 +79,8 @@ function periodStart(grain: Grain, ms: number): number {
   const d = new Date(ms);
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
 }
-function nextPeriod(grain: Grain, start: number): number {
+/** The first instant of the period of `grain` after the one starting at `start`. */
+export function nextPeriod(grain: Grain, start: number): number {
   if (grain === "hour") return start + HOUR_MS;
   if (grain === "day") return start + DAY_MS;
   const d = new Date(start);

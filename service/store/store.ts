@@ -86,6 +86,15 @@ export interface CountedBillingToken {
 }
 
 /**
+ * A billed impression given apart from the facts, to a store that counts it once per token
+ * however often and by whichever node it is given (`ReportStore.countsBilledOnce`).
+ */
+export interface BilledImpression extends CountedBillingToken {
+  /** What the impression adds: one fact per side, keyed by the auction's hour and key. */
+  facts: readonly Fact[];
+}
+
+/**
  * What the exchange writes together with a flush of its facts (service/events/facts.ts): in the
  * same transaction on DuckDB, right after the facts on ClickHouse (which has no transactions).
  */
@@ -94,6 +103,8 @@ export interface IngestOptions {
   checkpoint?: { name: string; position: string };
   /** The billing tokens these facts count: a billing call repeated after a restart still counts once. */
   billingTokens?: readonly CountedBillingToken[];
+  /** Billed impressions kept apart from `facts`, for a store that `countsBilledOnce`; each counts once per token id. */
+  billed?: readonly BilledImpression[];
 }
 
 /** What the exchange reads at start to recover from a crash. */
@@ -106,6 +117,13 @@ export interface RecoveryState {
 
 /** The store every route and command talks to. */
 export interface ReportStore {
+  /**
+   * The store itself counts a billed impression once per token id, whichever exchange node
+   * gives it and however often (ClickHouse, shared by several nodes: docs/clickhouse.md). The
+   * exchange then gives billed impressions apart (`IngestOptions.billed`) rather than summed
+   * into its facts. Absent: the exchange counts each token once itself (DuckDB, one node).
+   */
+  readonly countsBilledOnce?: boolean;
   /**
    * Loads facts; all-or-nothing: an invalid fact (a `FactError` naming its 1-based position)
    * or any failure loads none of them, and writes none of `options`. Returns how many were loaded.

@@ -255,9 +255,72 @@ describe("fact aggregator with a spool", () => {
 
   test("a line of another shape is refused by replay", () => {
     const agg = aggregator(memorySink());
-    for (const line of [null, {}, { f: "x" }, { f: [["s", "2026-01-01T10:00:00"]] }, { f: [["x", 1]] }, { f: [], t: ["id"] }]) {
+    for (const line of [null, {}, { f: "x" }, { f: [["s", "2026-01-01T10:00:00"]] }, { f: [["x", 1]] }, { f: [], t: ["id"] }, { f: [], b: [["id"]] }, { f: [], b: [["id", 1, ["x", 1]]] }]) {
       expect(() => agg.replay(line)).toThrow(TypeError);
     }
   });
 });
 
+
+describe("fact aggregator for a store that counts billed impressions once (ClickHouse)", () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+  const billing = (agg: FactAggregator, id: string, revenue: number) =>
+    agg.record(
+      [
+        { side: "supply", key: supplyKey, id: agg.supplyId(supplyKey), counts: { impression: 1, revenue } },
+        { side: "demand", key: demandKey, id: agg.demandId(demandKey), counts: { impression: 1, revenue } },
+      ],
+      { billingToken: { id, expiresAt: 9e12 }, sync: true },
+    );
+  const billedOf = (id: string, revenue: number) => ({
+    id,
+    expiresAt: 9e12,
+    facts: [
+      { side: "supply", ...supplyKey, request: 0, response: 0, impression: 1, revenue },
+      { side: "demand", ...demandKey, request: 0, response: 0, impression: 1, revenue },
+    ],
+  });
+
+  test("gives each billed impression apart with its token, never summed into the facts, also after a failed flush and a replay", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "adxkit-facts-"));
+    dirs.push(dir);
+    const spool = Spool.open(dir);
+    spool.start();
+    const sink = Object.assign(memorySink(), { countsBilledOnce: true });
+    let fail = true;
+    const flaky = { countsBilledOnce: true, ingest: (facts: Iterable<Fact>, options?: object) => (fail ? Promise.reject(new Error("store down")) : sink.ingest(facts, options)) };
+    const agg = new FactAggregator({ sink: flaky, flushMs: 60_000, spool });
+    add(agg, "supply", supplyKey, { request: 1 });
+    await billing(agg, "t1", 2_000_000);
+    await billing(agg, "t2", 1_000_000);
+    expect(await agg.flush()).toBe(0);
+    fail = false;
+    await agg.close();
+    await spool.close();
+    expect(sink.facts).toEqual([{ side: "supply", ...supplyKey, request: 1, response: 0, impression: 0, revenue: 0 }]);
+    expect(sink.options[0].billingTokens).toBeUndefined();
+    expect(sink.options[0].billed).toEqual([billedOf("t1", 0.002), billedOf("t2", 0.001)]);
+
+    // The spool holds them apart too: a restart gives them apart again (and the store collapses
+    // them, it had them already); an aggregator for a store without it sums them as before.
+    const reopened = Spool.open(dir);
+    const lines = [...reopened.replay()].map((r) => r.record);
+    await reopened.close();
+    const again = Object.assign(memorySink(), { countsBilledOnce: true });
+    const replaying = new FactAggregator({ sink: again, flushMs: 60_000 });
+    const tokens = [];
+    for (const record of lines) tokens.push(...replaying.replay(record));
+    await replaying.close();
+    expect(tokens).toEqual([{ id: "t1", expiresAt: 9e12 }, { id: "t2", expiresAt: 9e12 }]);
+    expect(again.options[0].billed).toEqual([billedOf("t1", 0.002), billedOf("t2", 0.001)]);
+    const plain = memorySink();
+    const summing = new FactAggregator({ sink: plain, flushMs: 60_000 });
+    for (const record of lines) summing.replay(record);
+    await summing.close();
+    expect(plain.facts).toContainEqual({ side: "supply", ...supplyKey, request: 1, response: 0, impression: 2, revenue: 0.003 });
+    expect(plain.options[0].billingTokens).toEqual(tokens);
+  });
+});

@@ -33,10 +33,10 @@ function newBatchId(): number {
 
 const ESCAPES: Record<string, string> = { "\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r" };
 /** A string as a TabSeparated field: backslash, tab and line breaks escaped, the rest verbatim. */
-const tsvText = (value: string) => (/[\\\t\n\r]/.test(value) ? value.replace(/[\\\t\n\r]/g, (c) => ESCAPES[c]) : value);
+export const tsvText = (value: string) => (/[\\\t\n\r]/.test(value) ? value.replace(/[\\\t\n\r]/g, (c) => ESCAPES[c]) : value);
 
-/** How a side's facts become TSV lines: its columns, and for each whether it is text. */
-function lineWriter(side: Side): { columns: string[]; line: (fact: Fact, prefix: string) => string } {
+/** How a side's facts become TSV lines (after `prefix`): its columns, and for each whether it is text. */
+export function lineWriter(side: Side): { columns: string[]; line: (fact: Fact, prefix: string) => string } {
   const columns = hourlyColumns(side);
   const hourField = reportModel.sides[side].key[0];
   const fields = columns.slice(1);

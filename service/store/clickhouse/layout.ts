@@ -39,7 +39,7 @@ export function rollupViewStatement(rollup: ReportRollupTable, model: ReportMode
 /**
  * The migration statements of a dimension added to a side's key (spec/report-model.yaml, `since`
  * and `default` — "" or 0, what a new column holds for the rows already there): its column in
- * the hourly facts, the staging table and every rollup that keeps it, appended to their sorting
+ * the hourly facts, the staging table, the billed impressions and every rollup that keeps it, appended to their sorting
  * keys (SummingMergeTree adds up rows of equal keys, so the new dimension must be one), and the
  * views of those rollups made again with it. See docs/adding-a-report-dimension.md.
  */
@@ -53,6 +53,8 @@ export function addDimensionStatements(side: Side, dimension: string, model: Rep
   const statements = [
     `ALTER TABLE {db}.${side}_hourly ADD COLUMN ${dimension} ${type}, MODIFY ORDER BY ${sortingKey(side, "hour", [...before, dimension], model)}`,
     `ALTER TABLE {db}.${side}_staging ADD COLUMN ${dimension} ${type}`,
+    // Billed impressions collapse per token, whose key fixes the new column too: not in their sorting key.
+    `ALTER TABLE {db}.${side}_billed ADD COLUMN ${dimension} ${type}`,
   ];
   for (const rollup of model.rollups.filter((r) => r.side === side && r.dimensions.includes(dimension))) {
     const time = rollup.grain === "day" ? "day" : "month";

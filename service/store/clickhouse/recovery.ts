@@ -2,7 +2,9 @@
  * The exchange's crash-recovery state on ClickHouse (store.ts IngestOptions, RecoveryState).
  * ClickHouse has no transactions: the tokens and the checkpoint are inserted right after the
  * facts, so a crash between the two makes the facts of that one flush count again after the
- * restart (at least once; DuckDB, which commits them together, counts exactly once).
+ * restart (at least once; DuckDB, which commits them together, counts exactly once). Billed
+ * impressions do not depend on it: the exchange gives them to this store apart (billed.ts), as
+ * rows that collapse per token; `billing_tokens` holds only what older versions counted.
  */
 import type { IngestOptions, RecoveryState } from "../store.js";
 import type { ClickHouseConnection } from "./connection.js";

@@ -3,10 +3,12 @@
  * made by `quoteString` or checked integers on 18.x (sql.ts). Spliced text is only names of the
  * report model and its numbers. The metrics are computed in SQL exactly as the DuckDB rendering
  * computes them (IEEE division of the sums, then `floor(x × 10^d + 0.5) / 10^d`), and the server
- * writes each row as JSON (JSONEachRow), so JS only joins lines.
+ * writes each row as JSON (JSONEachRow), so JS only joins lines. Billed impressions, a row per
+ * billing token (billed.ts), are read beside the facts over the whole range, with FINAL.
  */
 import type { ReportMetricTable } from "@adxkit/bindings/reports";
-import type { PlanPart, ReportPlan } from "../plan.js";
+import { nextPeriod, type PlanPart, type ReportPlan } from "../plan.js";
+import { billedTable } from "./billed.js";
 import type { ClickHouseConnection } from "./connection.js";
 import type { SqlValues } from "./sql.js";
 
@@ -18,6 +20,7 @@ export interface ReportSql {
 }
 
 const UINT32_MAX = 4_294_967_295;
+const HOUR_MS = 3_600_000;
 /** Epoch seconds, clamped to what DateTime holds: no fact is older than 1970 or newer than 2106. */
 const clampSeconds = (ms: number) => Math.max(0, Math.min(UINT32_MAX, Math.floor(ms / 1000)));
 const dayText = (ms: number) => new Date(Math.max(0, ms)).toISOString().slice(0, 10);
@@ -46,14 +49,20 @@ export function renderReport(connection: Pick<ClickHouseConnection, "values" | "
     return d.type === "hour" ? "hour" : d.name;
   };
   const project = (part: PlanPart | undefined) => [...plan.dimensions.map((_, i) => `${key(part, i)} AS k${i}`), ...plan.counters.map((c) => `${c} AS v_${c}`)].join(", ");
+  const hourly = (table: string, part: PlanPart) =>
+    `SELECT ${project(part)} FROM ${table} WHERE hour BETWEEN toDateTime(${values.add(clampSeconds(part.from), "UInt32")}) AND toDateTime(${values.add(clampSeconds(part.to), "UInt32")})${where}`;
   const parts = plan.parts.map((part) => {
     const table = connection.table(`${part.table.side}_${part.table.name}`);
-    if (part.table.grain === "hour") {
-      return `SELECT ${project(part)} FROM ${table} WHERE hour BETWEEN toDateTime(${values.add(clampSeconds(part.from), "UInt32")}) AND toDateTime(${values.add(clampSeconds(part.to), "UInt32")})${where}`;
-    }
+    if (part.table.grain === "hour") return hourly(table, part);
     const time = part.table.grain === "day" ? "day" : "month";
     return `SELECT ${project(part)} FROM ${table} WHERE ${time} BETWEEN toDate(${values.add(dayText(part.from), "String")}) AND toDate(${values.add(dayText(part.to), "String")})${where}`;
   });
+  if (parts.length > 0) {
+    // The billed impressions of the whole range, hour by hour (no rollup holds them), one row per token.
+    const last = plan.parts[plan.parts.length - 1];
+    const range: PlanPart = { table: { ...last.table, name: "billed", grain: "hour" }, from: plan.parts[0].from, to: nextPeriod(last.table.grain, last.to) - HOUR_MS };
+    parts.push(hourly(`${connection.table(billedTable(plan.side))} FINAL`, range));
+  }
   // No hour in the range: nothing to read, yet a report without dimensions still has its zero row.
   if (parts.length === 0) parts.push(`SELECT ${project(undefined)} FROM ${connection.table(`${plan.side}_hourly`)} WHERE 0${where}`);
   const source = parts.join(" UNION ALL ");

@@ -19,6 +19,9 @@
  *   against a server dying between the supply and the demand copy (docs/clickhouse.md).
  * - Accounts are a ReplacingMergeTree keyed by userid with a version column: a revocation
  *   inserts a newer version of the row; reads use FINAL.
+ * - Billed impressions (`*_billed`) are a row per billing token, a ReplacingMergeTree sorted by
+ *   scope, hour and token id: the same token given by several exchange nodes is one row after a
+ *   merge, and reports read it with FINAL (billed.ts, docs/clickhouse.md).
  */
 
 import type { Migration } from "../migrations.js";
@@ -119,6 +122,17 @@ export const clickhouseMigrations: ClickHouseMigration[] = [
       // One key per account: a reissue inserts a newer version; reads use FINAL.
       `CREATE TABLE IF NOT EXISTS {db}.auction_keys (userid String, key_sha256 String, version UInt64)
          ENGINE = ReplacingMergeTree(version) ORDER BY userid`,
+    ],
+  },
+  {
+    version: 5,
+    name: "billed impressions per billing token, counted once across exchange nodes",
+    statements: [
+      // A token's rows are equal in every column (its claims fix key and price): any one is the impression.
+      `CREATE TABLE IF NOT EXISTS {db}.supply_billed (hour DateTime('UTC'), ${supplyKeys}, ${metrics}, token_id String)
+         ENGINE = ReplacingMergeTree PARTITION BY toYYYYMM(hour) ORDER BY (publisher_id, hour, token_id)`,
+      `CREATE TABLE IF NOT EXISTS {db}.demand_billed (hour DateTime('UTC'), ${demandKeys}, ${metrics}, token_id String)
+         ENGINE = ReplacingMergeTree PARTITION BY toYYYYMM(hour) ORDER BY (bidder_id, hour, token_id)`,
     ],
   },
 ];

@@ -2,12 +2,15 @@
 import { parsedReport, type Account, type AuctionKeyRecord, type Fact, type IngestOptions, type NewAccount, type RecoveryState, type ReportJson, type ReportQuery, type ReportResult, type ReportStore } from "../store.js";
 import { auctionKeys, createAccount, issueAuctionKey, listAccounts, revokeAccount, verifyCredentials } from "./accounts.js";
 import { ClickHouseConnection, type ClickHouseOptions, type ServerInfo } from "./connection.js";
+import { insertBilled } from "./billed.js";
 import { ingestClickHouse } from "./ingest.js";
 import { readRecoveryState, SWEEP_EVERY_MS, writeRecovery } from "./recovery.js";
 import { runReportJson } from "./report.js";
 
 /** `ReportStore` on ClickHouse (current servers with bound parameters; 18.x with escaped literals). */
 export class ClickHouseReportStore implements ReportStore {
+  /** Billed impressions are rows per token, collapsed by the engine (billed.ts): once across nodes. */
+  readonly countsBilledOnce = true;
   /** Loads of one store run one after another, as in the DuckDB store. */
   private loads: Promise<unknown> = Promise.resolve();
   /** When expired billing tokens were last deleted. */
@@ -38,14 +41,16 @@ export class ClickHouseReportStore implements ReportStore {
     if (sweep) this.lastSweep = Date.now();
     const load = this.loads.then(() =>
       this.connection.use(async () => {
+        // First: writing them again (the flush retried after a failure below, a replay after a
+        // crash) collapses, so they are exactly once even where the facts are at least once.
+        const billed = options?.billed ? await insertBilled(this.connection, options.billed) : 0;
         const counts = await ingestClickHouse(this.connection, facts);
         if (options?.checkpoint || options?.billingTokens) await writeRecovery(this.connection, options, sweep);
-        return counts;
+        return Object.values(counts).reduce((sum, n) => sum + n, billed);
       }),
     );
     this.loads = load.catch(() => undefined);
-    const counts = await load;
-    return Object.values(counts).reduce((sum, n) => sum + n, 0);
+    return load;
   }
 
   recoveryState(name: string, now: number): Promise<RecoveryState> {

@@ -1,0 +1,74 @@
+/**
+ * What counting billed impressions once across exchange nodes costs a ClickHouse report
+ * (docs/clickhouse.md): billed impressions are rows per token read with FINAL over the report's
+ * whole range, beside the rollups. One publisher's month of BILLED impressions (half of them
+ * written a second time, as a second node would) is generated server-side; three supply reports
+ * over the month, medians of RUNS, with the billed rows and with none. Skipped without a server
+ * (ADXKIT_CLICKHOUSE_URL, default http://127.0.0.1:18123). npm run build first (it loads dist/).
+ */
+import { randomBytes } from "node:crypto";
+import type { ReportQuery, ReportStore } from "../service/store/index.js";
+import { loadCompiled } from "./compiled.js";
+import { printTable } from "./table.js";
+
+const billed = Number(process.env.BILLED ?? 1_000_000);
+const runs = Number(process.env.RUNS ?? 9);
+const server = (process.env.ADXKIT_CLICKHOUSE_URL ?? "http://127.0.0.1:18123").replace(/\/+$/, "");
+
+/** A statement through ClickHouse's HTTP interface. */
+async function command(sql: string): Promise<void> {
+  const response = await fetch(`${server}/`, { method: "POST", body: sql, signal: AbortSignal.timeout(600_000) });
+  if (!response.ok) throw new Error(`${sql.slice(0, 60)}…: ${await response.text()}`);
+}
+
+const month: Omit<ReportQuery, "metrics" | "dimensions"> = { start: "2026-10-01T00:00:00", end: "2026-10-31T23:59:59", filters: {}, limit: 50_000, side: "supply", scope: { publisher_ids: ["pub-1"] } };
+const queries: [string, ReportQuery][] = [
+  ["month total", { ...month, metrics: ["impression", "revenue"], dimensions: [] }],
+  ["month by date", { ...month, metrics: ["impression", "revenue"], dimensions: ["date"] }],
+  ["month by placement (200 rows)", { ...month, metrics: ["impression", "revenue"], dimensions: ["placement_id"] }],
+];
+
+/** The median of each query, one after the other. */
+async function medians(store: ReportStore): Promise<number[]> {
+  const out: number[] = [];
+  for (const [, query] of queries) out.push(await median(store, query));
+  return out;
+}
+
+async function median(store: ReportStore, query: ReportQuery): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    await store.report(query);
+    times.push(performance.now() - started);
+  }
+  return times.sort((a, b) => a - b)[Math.floor(runs / 2)];
+}
+
+try {
+  await fetch(`${server}/ping`, { signal: AbortSignal.timeout(2000) });
+} catch {
+  process.stdout.write(`no ClickHouse server at ${server}: bench skipped\n`);
+  process.exit(0);
+}
+const { openStore } = await loadCompiled<typeof import("../service/store/index.js")>("service/store/index.js");
+const database = `adxkit_bench_${randomBytes(6).toString("hex")}`;
+const store = await openStore({ store: "clickhouse", clickhouseUrl: `${server}/${database}` });
+try {
+  const empty = await medians(store);
+  // Spread over the month, 50 apps × 200 placements; token ids unique; CPM 2 each.
+  const rows = (limit: number) =>
+    `INSERT INTO ${database}.supply_billed SELECT toStartOfHour(toDateTime('2026-10-01 00:00:00', 'UTC') + intDiv(number * 2678400, ${billed})), 'pub-1', concat('com.app.', toString(number % 50)), concat('pl-', toString(number % 200)), 1, 2, 'USA', 0, 0, 1, 0.002, concat('tok-', toString(number)) FROM system.numbers LIMIT ${limit}`;
+  await command(rows(billed));
+  await command(rows(Math.floor(billed / 2)));
+  const [check] = (await store.report(queries[0][1])).rows;
+  if (check.impression !== billed) throw new Error(`counted ${check.impression} impressions, expected ${billed}`);
+  const full = await medians(store);
+  printTable(`ClickHouse supply reports over one month, ${billed.toLocaleString("en")} billed impressions (+${Math.floor(billed / 2).toLocaleString("en")} written twice) vs none (median ms of ${runs})`, [
+    ["report", "no billed rows", "with billed rows"],
+    ...queries.map(([name], i) => [name, empty[i].toFixed(1), full[i].toFixed(1)]),
+  ]);
+} finally {
+  await command(`DROP DATABASE IF EXISTS ${database}`);
+  await store.close();
+}
