@@ -13,6 +13,8 @@ export * from "./macros/index.js";
 export * from "./config/index.js";
 export { reportLimits, reportModel, type Dimension, type Metric, type FilterName, type Side, type SupplyDimension, type DemandDimension } from "./reports/model.js";
 export type {
+  AdminAccountRef,
+  AdminNewAccount,
   App,
   Audio,
   Banner,
@@ -67,6 +69,7 @@ export type {
   VideoExt,
   Video,
 } from "./types/schemas.js";
+export type { paths as AdminPaths, components as AdminComponents } from "./types/admin.js";
 export type { paths as BiddingPaths, components as BiddingComponents } from "./types/bidding.js";
 export type { paths as DemandReportPaths, components as DemandReportComponents } from "./types/demand-report.js";
 export type { paths as SupplyReportPaths, components as SupplyReportComponents } from "./types/supply-report.js";

@@ -6,6 +6,8 @@ import { createServer } from "node:net";
 import { dirname, resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { createAuthThrottle } from "./accounts/throttle.js";
+import { loadAdminKey, publishAdminAddress } from "./admin/access.js";
+import { registerAdmin } from "./admin/api.js";
 import { buildApp, type ClientLimits } from "./app.js";
 import { loadBidders, loadBillingKeys, loadCurrencyRates, registerExchange, type ExchangeHandle } from "./auction/index.js";
 import { registerDocs } from "./docs/index.js";
@@ -105,6 +107,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const host = options.host ?? "127.0.0.1";
   // Before anything slow or stateful starts: a taken port fails in a moment, with nothing to undo.
   const port = await assertPortFree(host, options.port ?? 8080);
+  const adminKey = loadAdminKey(options.db);
   const store = options.store ?? (await openStore({ db: options.db, duckdbThreads: serveThreads() }));
   let exchange: ExchangeHandle | undefined;
   let built: FastifyInstance | undefined;
@@ -148,6 +151,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
           if (options.openAuction === true) instance.log.warn("--open-auction: POST /openrtb2/auction accepts any caller, for any publisher (the demo and tests only)");
         }
         registerOps(instance, { store, metrics, exchange, bidders, spoolDir });
+        // The admin API: `adxkit accounts` while this process holds the database (none for an in-memory one without ADXKIT_ADMIN_KEY).
+        if (adminKey) registerAdmin(instance, { store, key: adminKey.key, throttle: authThrottle, auctionKeysChanged: () => exchange?.reloadAuctionKeys() ?? Promise.resolve() });
       },
     });
     await built.listen({ host, port }).catch((error: unknown) => {
@@ -162,6 +167,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const app = built;
   const address = app.server.address();
   const url = typeof address === "object" && address ? `http://${host}:${address.port}` : `http://${host}:${port}`;
+  // Where `adxkit accounts` finds this server (a wildcard host is reached on loopback).
+  if (adminKey) publishAdminAddress(options.db, host === "0.0.0.0" || host === "::" ? `http://127.0.0.1:${port}` : url, adminKey);
   return {
     url,
     app,

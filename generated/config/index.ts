@@ -117,6 +117,17 @@ export const serveOptions: readonly ServeOption[] = [
     "description": "One billing secret of any length, stretched to a key (as before keys rotated)."
   },
   {
+    "name": "adminKey",
+    "env": [
+      "ADXKIT_ADMIN_KEY"
+    ],
+    "secret": true,
+    "type": [
+      "string"
+    ],
+    "description": "The key of the admin API (spec/openapi/admin.yaml: `adxkit accounts` while the server holds the database). Without it, the file `<db>.admin.json` (mode 0600, made with a fresh key when missing), where the server also writes its address; an in-memory database without it has no admin API."
+  },
+  {
     "name": "host",
     "flag": "--host <host>",
     "env": [

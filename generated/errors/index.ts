@@ -440,6 +440,40 @@ export const namedRules: readonly { id: string; description: string; severity: "
     ]
   },
   {
+    "id": "admin-key-invalid",
+    "description": "An admin operation (/admin/…) without the server's admin key (Authorization: Bearer <key>), or with another. HTTP 401.",
+    "severity": "error",
+    "appliesTo": [
+      "admin-new-account",
+      "admin-account-ref"
+    ]
+  },
+  {
+    "id": "admin-key-throttled",
+    "description": "Too many failed credential checks from this address within a minute (the throttle of every credential check); nothing is checked until the minute passes. HTTP 429 with Retry-After.",
+    "severity": "error",
+    "appliesTo": [
+      "admin-new-account",
+      "admin-account-ref"
+    ]
+  },
+  {
+    "id": "account-invalid",
+    "description": "The report store refuses the account to create (for example a publisher id longer than the reports allow, or a demand account with publisher ids). HTTP 400.",
+    "severity": "error",
+    "appliesTo": [
+      "admin-new-account"
+    ]
+  },
+  {
+    "id": "account-unknown",
+    "description": "No account has the userid (revoke), or no live supply account has it (auction-key). HTTP 404.",
+    "severity": "error",
+    "appliesTo": [
+      "admin-account-ref"
+    ]
+  },
+  {
     "id": "publisher-not-allowed",
     "description": "The auction key is valid, but the request names no publisher, or one that is not among its account's publisher ids (app.publisher.id, or site.publisher.id for web traffic). HTTP 403; no bidder is called and nothing is counted.",
     "severity": "error",

@@ -3,6 +3,44 @@
 /* eslint-disable */
 
 /**
+ * The account an admin operation acts on (POST /admin/accounts/revoke, POST /admin/accounts/auction-key), by its userid.
+ */
+export interface AdminAccountRef {
+/**
+ * The account's userid, as `adxkit accounts create` printed it.
+ */
+userid: string
+}
+
+/**
+ * A report account to create through the admin API (POST /admin/accounts), what `adxkit accounts create` sends when a running server holds the database: a demand account reads one bidder's data (report A), a supply account one or more publishers' (report B).
+ */
+export interface AdminNewAccount {
+/**
+ * demand (report A) or supply (report B).
+ */
+side: ("demand" | "supply")
+/**
+ * demand only, required there; the bidder whose data the account reads.
+ */
+bidder_id?: string
+/**
+ * supply only, required there; the publishers whose data the account reads.
+ * 
+ * @minItems 1
+ */
+publisher_ids?: [string, ...(string)[]]
+/**
+ * supply only; an old account (supply reports must start after 2020-03-01).
+ */
+legacy?: boolean
+/**
+ * supply only; may use the placement_id and publisher_id dimensions.
+ */
+placement_dimensions?: boolean
+}
+
+/**
  * App details; applies to non-browser apps (interface document 2.4, app; OpenRTB 2.5 App).
  */
 export interface App {
@@ -1704,6 +1742,10 @@ billingKeys?: string
  * One billing secret of any length, stretched to a key (as before keys rotated).
  */
 billingSecret?: string
+/**
+ * The key of the admin API (spec/openapi/admin.yaml: `adxkit accounts` while the server holds the database). Without it, the file `<db>.admin.json` (mode 0600, made with a fresh key when missing), where the server also writes its address; an in-memory database without it has no admin API.
+ */
+adminKey?: string
 /**
  * The address to listen on (`0.0.0.0` for every interface).
  */

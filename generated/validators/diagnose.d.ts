@@ -3,6 +3,8 @@ import type { CompiledSchema } from "@adxkit/bindings/runtime";
 
 /** The diagnostic: every error, with its schema validators by kind, compiled on the first call. */
 export declare function load(): {
+  adminAccountRef: CompiledSchema;
+  adminNewAccount: CompiledSchema;
   bidRequest: CompiledSchema;
   bidResponse: CompiledSchema;
   biddersFile: CompiledSchema;

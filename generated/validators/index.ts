@@ -3,7 +3,7 @@ import { createValidator, rules, type LenientPolicy, type ValidateOptions, type 
 import * as fast from "./fast.js";
 import * as diagnose from "./diagnose.js";
 import { codelists } from "../codelists/index.js";
-import type { BidRequest, BidResponse, BiddersFile, CurrencyRates, DemandReportRequest, DemandReportResponse, NativeRequest, NativeResponse, ServeOptions, SupplyReportRequest, SupplyReportResponse } from "../types/schemas.js";
+import type { AdminAccountRef, AdminNewAccount, BidRequest, BidResponse, BiddersFile, CurrencyRates, DemandReportRequest, DemandReportResponse, NativeRequest, NativeResponse, ServeOptions, SupplyReportRequest, SupplyReportResponse } from "../types/schemas.js";
 
 export type { Normalisation, ValidateOptions, ValidationIssue, ValidationResult } from "@adxkit/bindings/runtime";
 
@@ -28,6 +28,34 @@ const embedded = () => ({
 
 /** Every validator by kind, as the CLI names them. */
 export const validators: Record<string, Validator> = {
+  "admin-account-ref": /* @__PURE__ */ createValidator({
+    fast: () => fast.load().adminAccountRef,
+    diagnose: () => diagnose.load().adminAccountRef,
+    codeRules: [],
+    // One call site per rule: each call has one target, which the engine can inline.
+    checkRules: (payload, context) => {
+    },
+    keywordRules,
+    lenientPolicies,
+    warningRules,
+    ruleMessages,
+    codelists: codelistFacts,
+    embedded,
+  }),
+  "admin-new-account": /* @__PURE__ */ createValidator({
+    fast: () => fast.load().adminNewAccount,
+    diagnose: () => diagnose.load().adminNewAccount,
+    codeRules: [],
+    // One call site per rule: each call has one target, which the engine can inline.
+    checkRules: (payload, context) => {
+    },
+    keywordRules,
+    lenientPolicies,
+    warningRules,
+    ruleMessages,
+    codelists: codelistFacts,
+    embedded,
+  }),
   "bid-request": /* @__PURE__ */ createValidator({
     fast: () => fast.load().bidRequest,
     diagnose: () => diagnose.load().bidRequest,
@@ -296,6 +324,26 @@ export const validators: Record<string, Validator> = {
     embedded,
   }),
 };
+
+/** Validates a AdminAccountRef. */
+export function validateAdminAccountRef(payload: unknown, options?: ValidateOptions): ValidationResult {
+  return validators["admin-account-ref"](payload, undefined, options);
+}
+
+/** True when `payload` is a valid AdminAccountRef (strict mode). */
+export function isAdminAccountRef(payload: unknown): payload is AdminAccountRef {
+  return validators["admin-account-ref"](payload).valid;
+}
+
+/** Validates a AdminNewAccount. */
+export function validateAdminNewAccount(payload: unknown, options?: ValidateOptions): ValidationResult {
+  return validators["admin-new-account"](payload, undefined, options);
+}
+
+/** True when `payload` is a valid AdminNewAccount (strict mode). */
+export function isAdminNewAccount(payload: unknown): payload is AdminNewAccount {
+  return validators["admin-new-account"](payload).valid;
+}
 
 /** Validates a BidRequest (schema and rules companionad-array, imp-has-media, imp-id-unique, imp-media-supported, native-request-json, site-app-exclusive, video-protocol-given). */
 export function validateBidRequest(payload: unknown, options?: ValidateOptions): ValidationResult {

@@ -33,6 +33,8 @@ export interface ExchangeHandle {
   useBillingKeys(ring: SealKeyRing): void;
   /** Swaps the currency rates (a new rates file, reloaded without a restart). */
   useCurrencyRates(rates: CurrencyConverter): void;
+  /** Re-reads the auction keys now (the admin API, after a revocation or a new key). */
+  reloadAuctionKeys(): Promise<void>;
 }
 
 const startedAt = new WeakMap<FastifyRequest, number>();
@@ -82,5 +84,6 @@ export function registerExchange(app: FastifyInstance, options: ExchangeOptions)
   });
   return { close: () => exchange.close(), stats: () => exchange.stats(), flushFacts: () => exchange.flushFacts(), useBillingKeys: (ring) => exchange.useBillingKeys(ring),
     useCurrencyRates: (rates) => exchange.useCurrencyRates(rates),
+    reloadAuctionKeys: () => exchange.loadAuctionKeys(),
   };
 }

@@ -1,18 +1,43 @@
-/** `adxkit accounts create|list|revoke`: the report accounts and their credentials. */
+/**
+ * `adxkit accounts create|list|revoke|auction-key`: the report accounts and their credentials.
+ * On the store itself; when `adxkit serve` holds the DuckDB file, through that server's admin API
+ * (service/admin/, spec/openapi/admin.yaml), found by the admin file beside the database.
+ */
 import type { Command } from "commander";
-import { DEFAULT_DB_PATH, StoreError, type NewAccount, type ReportStore } from "../../store/index.js";
+import { adminAccess } from "../../admin/access.js";
+import { AdminApiError, remoteAccountAdmin, storeAccountAdmin, type AccountAdmin } from "../../admin/accounts.js";
+import { DEFAULT_DB_PATH, StoreError, type NewAccount } from "../../store/index.js";
 import { addStoreOptions, openStoreFrom, type StoreCommandOptions } from "../store-options.js";
 import { UsageError } from "../errors.js";
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
-/** Opens the store (creating it only for `create`), runs `work`, and always closes it. */
-async function withStore<T>(options: StoreCommandOptions, create: boolean, work: (store: ReportStore) => Promise<T>): Promise<T> {
-  const store = await openStoreFrom(options, { create });
+/**
+ * Runs `work` on the store (opened, created only for `create`, and always closed), or, when a
+ * running server holds the DuckDB file, on that server's admin API. A refused account is a
+ * usage error (exit 2).
+ */
+async function withAccounts<T>(options: StoreCommandOptions, create: boolean, work: (admin: AccountAdmin) => Promise<T>): Promise<T> {
   try {
-    return await work(store);
-  } finally {
-    await store.close();
+    let store;
+    try {
+      store = await openStoreFrom(options, { create });
+    } catch (error) {
+      const access = error instanceof StoreError && error.code === "ADX_ERR_STORE_LOCKED" ? adminAccess(options.db) : undefined;
+      if (access === undefined) throw error;
+      return await work(remoteAccountAdmin(access)).catch((failure: unknown) => {
+        if (failure instanceof AdminApiError && failure.rule !== "account-invalid") throw new Error(`${options.db} is held by a running server; its admin API at ${access.url} answered: ${failure.message}`);
+        throw failure;
+      });
+    }
+    try {
+      return await work(storeAccountAdmin(store));
+    } finally {
+      await store.close();
+    }
+  } catch (error) {
+    if ((error instanceof StoreError && error.code === "ADX_ERR_STORE_ACCOUNT_INVALID") || (error instanceof AdminApiError && error.rule === "account-invalid")) throw new UsageError(error.message);
+    throw error;
   }
 }
 
@@ -51,7 +76,12 @@ Examples:
   $ adxkit accounts create --db ./data/adxkit.duckdb --side supply --publisher-id pub-1 --publisher-id pub-2 --placement-dimensions
   $ adxkit accounts list --db ./data/adxkit.duckdb
   $ adxkit accounts auction-key --db ./data/adxkit.duckdb u_0123456789ab
-  $ adxkit accounts revoke --db ./data/adxkit.duckdb u_0123456789ab`,
+  $ adxkit accounts revoke --db ./data/adxkit.duckdb u_0123456789ab
+
+While \`adxkit serve\` runs on the same DuckDB file (which one process may open), these commands
+go through that server's admin API: its address and admin key are in <db>.admin.json (mode
+0600), which the server writes; ADXKIT_ADMIN_KEY (or ADXKIT_ADMIN_KEY_FILE) and ADXKIT_ADMIN_URL
+override them.`,
     );
 
   addStoreOptions(accounts.command("create"))
@@ -75,13 +105,7 @@ Examples:
     )
     .action(async (options: CreateOptions) => {
       const account = newAccount(options);
-      const created = await withStore(options, true, async (store) => {
-        const { userid, authorization } = await store.createAccount(account).catch((error: unknown) => {
-          if (error instanceof StoreError && error.code === "ADX_ERR_STORE_ACCOUNT_INVALID") throw new UsageError(error.message);
-          throw error;
-        });
-        return account.side === "supply" ? { userid, authorization, auction_key: await store.issueAuctionKey(userid) } : { userid, authorization };
-      });
+      const created = await withAccounts(options, true, (admin) => admin.create(account));
       process.stdout.write(`${JSON.stringify(created)}\n`);
     });
 
@@ -96,7 +120,7 @@ Examples:
   $ adxkit accounts list --db ./data/adxkit.duckdb | grep '"revoked":false'`,
     )
     .action(async (options: { db: string }) => {
-      const list = await withStore(options, false, (store) => store.listAccounts());
+      const list = await withAccounts(options, false, (admin) => admin.list());
       for (const account of list) process.stdout.write(`${JSON.stringify(account)}\n`);
     });
 
@@ -107,13 +131,14 @@ Examples:
     .addHelpText(
       "after",
       `
-A running exchange takes the new key within a second and drops the old one within 5 s.
+While \`adxkit serve\` holds the database, the key is issued through its admin API and the old
+one stops working at once; otherwise a running exchange drops it within 5 s.
 
 Examples:
   $ adxkit accounts auction-key --db ./data/adxkit.duckdb u_0123456789ab`,
     )
     .action(async (userid: string, options: { db: string }) => {
-      const key = await withStore(options, false, (store) => store.issueAuctionKey(userid));
+      const key = await withAccounts(options, false, (admin) => admin.issueAuctionKey(userid));
       if (key !== null) {
         process.stdout.write(`${JSON.stringify({ userid, auction_key: key })}\n`);
         return;
@@ -123,7 +148,7 @@ Examples:
     });
 
   addStoreOptions(accounts.command("revoke"))
-    .description("revoke an account: its credential stops working at once, its auction key within 5 s (exit 1 when the userid is unknown)")
+    .description("revoke an account: its credential stops working at once, its auction key at once through a running server (else within 5 s) (exit 1 when the userid is unknown)")
     .argument("<userid>", "the account to revoke")
     .option("--db <path>", "database file (its folder is created) or :memory:", DEFAULT_DB_PATH)
     .addHelpText(
@@ -133,7 +158,7 @@ Examples:
   $ adxkit accounts revoke --db ./data/adxkit.duckdb u_0123456789ab`,
     )
     .action(async (userid: string, options: { db: string }) => {
-      const revoked = await withStore(options, false, (store) => store.revokeAccount(userid));
+      const revoked = await withAccounts(options, false, (admin) => admin.revoke(userid));
       if (revoked) {
         process.stdout.write(`${JSON.stringify({ userid, revoked: true })}\n`);
         return;
