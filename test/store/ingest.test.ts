@@ -116,6 +116,21 @@ describe("ingest", () => {
     expect(rows.rows).toEqual([{ app_bundle_id: "com.second", request: 100 }]);
   });
 
+  it("keeps counts up to the largest safe integer and hours up to 9999 exact, across data chunks", async () => {
+    // 64-bit columns are written as two 32-bit halves (ingest.ts): values past 2^32 need both.
+    const big = Number.MAX_SAFE_INTEGER;
+    const filler = Array.from({ length: 5000 }, (_, i) => supply({ placement_id: `pl-${i % 7}`, request: 1, response: 0, impression: 0, revenue: 0 }));
+    const late = supply({ date_hour: "9999-12-31T23:00:00", request: 2 ** 32 + 7, response: 2 ** 40, impression: 3, revenue: 12.5 });
+    expect(await store.ingest([...filler.slice(0, 3000), supply({ request: big - 5000, response: 2 ** 33 }), late, ...filler.slice(3000)])).toBe(5002);
+    const october = await store.report(supplyQuery({ metrics: ["request", "response"], dimensions: ["date_hour"] }));
+    expect(october.rows).toEqual([{ date_hour: "2026-10-01T05:00:00", request: big, response: 2 ** 33 }]);
+    const range = { start: "9999-12-01T00:00:00", end: "9999-12-31T23:59:59" };
+    const last = await store.report(supplyQuery({ ...range, metrics: ["request", "response", "impression", "revenue"], dimensions: ["date_hour"] }));
+    expect(last.rows).toEqual([{ date_hour: "9999-12-31T23:00:00", request: 2 ** 32 + 7, response: 2 ** 40, impression: 3, revenue: 12.5 }]);
+    // The rollups got the same sums (a whole month, no hour: the monthly rollup answers).
+    expect((await store.report(supplyQuery({ ...range, metrics: ["request"] }))).rows).toEqual([{ request: 2 ** 32 + 7 }]);
+  });
+
   it("runs concurrent loads one after another", async () => {
     const loads = Array.from({ length: 5 }, (_, i) => store.ingest([supply({ placement_id: `pl-${i}` }), supply({ placement_id: "pl-shared" })]));
     expect(await Promise.all(loads)).toEqual([2, 2, 2, 2, 2]);

@@ -1,0 +1,82 @@
+/**
+ * Ingest alone, both engines (the "ingest, facts/s" row of bench/reports-http.ts without the
+ * report probes after it): ROWS seeded supply facts (+ a tenth as demand) over one month loaded
+ * into a fresh store, rollups maintained, as `adxkit ingest` runs. Also prints what generating
+ * the facts costs on its own, the floor under both figures. ENGINES=duckdb,clickhouse picks
+ * (ClickHouse where a server answers: ADXKIT_CLICKHOUSE_URL, default http://127.0.0.1:18123);
+ * RUNS=n repeats each load and prints the best, to see through a busy machine.
+ *
+ * ROWS=1000000 npx tsx bench/ingest.ts (npm run build first: it loads dist/).
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ReportStore } from "../service/store/index.js";
+import { loadCompiled } from "./compiled.js";
+import { printTable } from "./table.js";
+
+const rows = Number(process.env.ROWS ?? 10_000_000);
+const runs = Number(process.env.RUNS ?? 1);
+const engines = (process.env.ENGINES ?? "duckdb,clickhouse").split(",");
+const clickhouseServer = (process.env.ADXKIT_CLICKHOUSE_URL ?? "http://127.0.0.1:18123").replace(/\/+$/, "");
+
+const { openStore, generateSeedFacts, seedPlan } = await loadCompiled<typeof import("../service/store/index.js")>("service/store/index.js");
+const plan = seedPlan({ days: 31, rows });
+const total = plan.supplyRows + plan.demandRows;
+const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits });
+const load = () => loadavg().map((l) => l.toFixed(1)).join(" ");
+const facts = () => generateSeedFacts({ days: 31, rows, seed: 7 });
+
+/** Facts per second of the best of RUNS loads, each into a store `open` gives fresh. */
+async function best(name: string, open: () => Promise<{ store: ReportStore; dispose: () => Promise<void> }>): Promise<number> {
+  let rate = 0;
+  for (let run = 0; run < runs; run++) {
+    const { store, dispose } = await open();
+    try {
+      const t0 = performance.now();
+      const loaded = await store.ingest(facts());
+      const r = loaded / ((performance.now() - t0) / 1000);
+      process.stderr.write(`${name}: ${fmt(loaded)} facts at ${fmt(r)}/s (load average ${load()})\n`);
+      rate = Math.max(rate, r);
+    } finally {
+      await dispose();
+      await store.close();
+    }
+  }
+  return rate;
+}
+
+const table: string[][] = [["measure", "facts/s", "goal"]];
+const t0 = performance.now();
+let generated = 0;
+for (const _ of facts()) generated++;
+table.push(["generating the seeded facts alone", fmt(generated / ((performance.now() - t0) / 1000)), ""]);
+
+if (engines.includes("duckdb")) {
+  const rate = await best("DuckDB", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "adxkit-bench-ingest-"));
+    const store = await openStore({ db: join(dir, "bench.duckdb") });
+    // Closed first: DuckDB holds the file until then.
+    return { store, dispose: async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); } };
+  });
+  table.push(["DuckDB ingest (rollups maintained)", fmt(rate), "≥ 900k"]);
+}
+if (engines.includes("clickhouse")) {
+  const reachable = await fetch(`${new URL(clickhouseServer).origin}/ping`, { signal: AbortSignal.timeout(2000) }).then(
+    (r) => r.ok,
+    () => false,
+  );
+  if (!reachable) table.push([`ClickHouse: no server at ${clickhouseServer}`, "—", "≥ 1 M"]);
+  else {
+    let version = "";
+    const rate = await best("ClickHouse", async () => {
+      type House = ReportStore & { dropDatabase(): Promise<void>; server: { version: string } };
+      const store = (await openStore({ store: "clickhouse", clickhouseUrl: `${clickhouseServer}/adxkit_bench_${randomBytes(6).toString("hex")}` })) as House;
+      version = store.server.version;
+      return { store, dispose: () => store.dropDatabase().catch(() => undefined) };
+    });
+    table.push([`ClickHouse ${version} ingest (rollups maintained)`, fmt(rate), "≥ 1 M"]);
+  }
+}
+printTable(`Ingest: ${fmt(plan.supplyRows)} supply + ${fmt(plan.demandRows)} demand facts (${fmt(total)}) over 31 days, best of ${runs}; load average at the end ${load()}`, table);
