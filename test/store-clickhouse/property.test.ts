@@ -18,7 +18,7 @@ describe.skipIf(reason !== undefined)(`report property on ClickHouse at ${CLICKH
           fc.integer({ min: 1, max: 3 }),
           fc.array(queryArb, { minLength: 1, maxLength: 5 }),
           async (facts, loads, queries) => {
-            // chunkRows 16: larger loads also take the staging path.
+            // chunkRows 16: larger loads also go through tables of their own.
             const store = await openTestStore({ forceLiterals, chunkRows: 16 });
             try {
               const size = Math.ceil(facts.length / loads);

@@ -13,7 +13,7 @@ describe.skipIf(reason !== undefined)(`rollups on ClickHouse at ${CLICKHOUSE_URL
   it("give the same rows as the hourly facts alone", async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(rollupFactArb, { maxLength: 150 }), fc.integer({ min: 1, max: 3 }), fc.array(rollupQueryArb, { minLength: 1, maxLength: 6 }), async (facts, loads, queries) => {
-        // chunkRows 16: larger loads also take the staging path (the copy fills the views).
+        // chunkRows 16: larger loads also go through tables of their own (the load sums the rollups; small ones fill them through the views).
         const withRollups = await openTestStore({ chunkRows: 16 });
         const hourlyOnly = await openTestStore({ database: withRollups.database, rollups: false });
         try {

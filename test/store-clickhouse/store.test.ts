@@ -1,6 +1,6 @@
 // Loads and accounts on ClickHouse, the cases of test/store/ingest.test.ts and accounts.test.ts
-// that concern the engine: same keys add up, all-or-nothing (also through staging), concurrent
-// loads, migrations at open, close; accounts created, verified, listed, revoked.
+// that concern the engine: same keys add up, all-or-nothing (also through a large load's own
+// tables), concurrent loads, migrations at open, close; accounts created, verified, listed, revoked.
 import { createHash } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FactError, openStore, type Fact } from "../../service/store/index.js";
@@ -10,10 +10,27 @@ import { CLICKHOUSE_URL, disposeTestStore, openTestStore, skipReason, type TestS
 
 const reason = await skipReason();
 
+/** Runs SQL on the server the tests use, outside any store; returns the rows. */
+async function serverRows(query: string): Promise<Record<string, unknown>[]> {
+  const { createClient, ClickHouseLogLevel } = await import("@clickhouse/client");
+  const client = createClient({ url: CLICKHOUSE_URL, log: { level: ClickHouseLogLevel.OFF } });
+  try {
+    if (query.startsWith("SELECT")) return (await (await client.query({ query, format: "JSONEachRow" })).json()) as Record<string, unknown>[];
+    await client.command({ query });
+    return [];
+  } finally {
+    await client.close();
+  }
+}
+
+/** The names of the tables of large loads (`load_<id>_…`) in a database. */
+const loadTables = async (database: string) =>
+  (await serverRows(`SELECT name FROM system.tables WHERE database = '${database}' AND startsWith(name, 'load_') ORDER BY name`)).map((r) => r.name);
+
 describe.skipIf(reason !== undefined)(`ClickHouse store at ${CLICKHOUSE_URL}${reason ? ` — SKIPPED: ${reason}` : ""}`, () => {
   let store: TestStore;
   beforeEach(async () => {
-    // A tiny chunk, so loads of more than three facts per side go through staging.
+    // A tiny chunk, so loads of more than three facts per side go through tables of their own.
     store = await openTestStore({ chunkRows: 3 });
   });
   afterEach(async () => {
@@ -36,25 +53,62 @@ describe.skipIf(reason !== undefined)(`ClickHouse store at ${CLICKHOUSE_URL}${re
       expect(demandRows.rows).toEqual([{ impression: 25 }]);
     });
 
-    it("loads large batches through staging, and the daily rollup agrees with the hourly facts", async () => {
+    it("loads large batches through tables of their own, every rollup agreeing with the hourly facts, and leaves none behind", async () => {
+      // 48 hours from 30 September: two months, so two partitions of each table move.
       const facts: Fact[] = [];
       for (let h = 0; h < 48; h++) {
-        const date_hour = new Date(Date.UTC(2026, 9, 1, h)).toISOString().slice(0, 19);
-        facts.push(supply({ date_hour, request: h + 1 }), demand({ date_hour, request: 2 * h }));
+        const date_hour = new Date(Date.UTC(2026, 8, 30, h)).toISOString().slice(0, 19);
+        facts.push(supply({ date_hour, request: h + 1, country: h % 2 ? "USA" : "DEU" }), demand({ date_hour, request: 2 * h }));
       }
       expect(await store.ingest(facts)).toBe(96);
-      const whole = await store.report(supplyQuery({ start: "2026-10-01T00:00:00", end: "2026-10-02T23:59:59", metrics: ["request"], dimensions: ["date"] }));
-      expect(whole.rows).toEqual([
-        { date: "2026-10-01", request: 300 },
-        { date: "2026-10-02", request: 876 },
-      ]);
+      expect(await loadTables(store.database)).toEqual([]);
+      const september = { start: "2026-09-01T00:00:00", end: "2026-09-30T23:59:59" };
+      const whole = await store.report(supplyQuery({ ...september, metrics: ["request"], dimensions: ["date"] }));
+      expect(whole.rows).toEqual([{ date: "2026-09-30", request: 300 }]);
       const hourly = await store.report(supplyQuery({ metrics: ["request"], dimensions: ["date_hour"], limit: 50_000 }));
-      expect(hourly.total).toBe(48);
-      expect(hourly.rows.reduce((sum, r) => sum + (r.request as number), 0)).toBe(1176);
+      expect(hourly.total).toBe(24);
+      expect(hourly.rows.reduce((sum, r) => sum + (r.request as number), 0)).toBe(876);
       const limited = await store.report(supplyQuery({ metrics: ["request"], dimensions: ["date_hour"], limit: 5 }));
-      expect(limited.total).toBe(48);
+      expect(limited.total).toBe(24);
       expect(limited.rows).toHaveLength(5);
-      expect((await store.report(demandQuery({ metrics: ["request"] }))).rows).toEqual([{ request: 2256 }]);
+      // Whole months with no hour or app: the monthly rollups answer (summary and full), from the load's own sums.
+      expect((await store.report(supplyQuery({ metrics: ["request"], dimensions: ["country"] }))).rows).toEqual([
+        { country: "DEU", request: 432 },
+        { country: "USA", request: 444 },
+      ]);
+      expect((await store.report(supplyQuery({ metrics: ["request"], dimensions: ["date", "app_bundle_id"] }))).rows).toEqual([
+        { date: "2026-10-01", app_bundle_id: "com.example.a", request: 876 },
+      ]);
+      expect((await store.report(supplyQuery({ ...september, metrics: ["request"], dimensions: ["placement_id"] }))).rows).toEqual([{ placement_id: "pl-1", request: 300 }]);
+      expect((await store.report(demandQuery({ metrics: ["request"] }))).rows).toEqual([{ request: 1704 }]);
+    });
+
+    it("copies a large load in, the views summing it, where *_hourly takes no parts (a cluster's Distributed table)", async () => {
+      // A Buffer table passing every insert through to a local MergeTree stands in for Distributed
+      // (the test server has no cluster); the views stay on the name supply_hourly, as on a shard.
+      const db = store.database;
+      await serverRows(`CREATE TABLE ${db}.supply_hourly_local AS ${db}.supply_hourly`);
+      await serverRows(`DROP TABLE ${db}.supply_hourly`);
+      await serverRows(`CREATE TABLE ${db}.supply_hourly AS ${db}.supply_hourly_local ENGINE = Buffer(${db}, supply_hourly_local, 1, 0, 0, 0, 0, 0, 0)`);
+      expect(await store.ingest([supply({ request: 1000 })])).toBe(1);
+      const facts = Array.from({ length: 10 }, (_, h) => supply({ date_hour: `2026-10-0${1 + (h % 2)}T0${h % 10}:00:00`, request: h + 1 }));
+      expect(await store.ingest(facts)).toBe(10);
+      expect(await loadTables(db)).toEqual([]);
+      expect((await serverRows(`SELECT toUInt32(sum(request)) AS request FROM ${db}.supply_hourly_local`))[0]).toEqual({ request: 1055 });
+      expect((await store.report(supplyQuery({ metrics: ["request"], dimensions: ["date"] }))).rows).toEqual([
+        { date: "2026-10-01", request: 1025 },
+        { date: "2026-10-02", request: 30 },
+      ]);
+      expect((await store.report(supplyQuery({ metrics: ["request"], dimensions: ["country"] }))).rows).toEqual([{ country: "USA", request: 1055 }]);
+    });
+
+    it("drops the tables a load that died a day ago left behind, never those of a load running now", async () => {
+      const stale = `load_${(Date.now() - 25 * 3_600_000) * 1000}_supply_hourly`;
+      const running = `load_${Date.now() * 1000 - 1}_supply_hourly`;
+      for (const name of [stale, running]) await serverRows(`CREATE TABLE ${store.database}.${name} AS ${store.database}.supply_hourly`);
+      await store.ingest(Array.from({ length: 8 }, () => supply()));
+      expect(await loadTables(store.database)).toEqual([running]);
+      expect((await store.report(supplyQuery({ metrics: ["request"] }))).rows).toEqual([{ request: 800 }]);
     });
 
     it("accepts async iterables and an empty load", async () => {
@@ -77,6 +131,7 @@ describe.skipIf(reason !== undefined)(`ClickHouse store at ${CLICKHOUSE_URL}${re
       expect(error).toMatchObject({ line: position });
       expect((await store.report(supplyQuery({ metrics: ["request"] }))).rows).toEqual([{ request: 0 }]);
       expect((await store.report(demandQuery({ metrics: ["request"] }))).rows).toEqual([{ request: 0 }]);
+      expect(await loadTables(store.database)).toEqual([]);
     });
 
     it("refuses an hour ClickHouse DateTime cannot hold (after 2106), loading nothing", async () => {
@@ -91,6 +146,7 @@ describe.skipIf(reason !== undefined)(`ClickHouse store at ${CLICKHOUSE_URL}${re
         throw new Error("disk on fire");
       }
       await expect(store.ingest(failing())).rejects.toThrow("disk on fire");
+      expect(await loadTables(store.database)).toEqual([]);
       await store.ingest([supply({ app_bundle_id: "com.second" })]);
       const rows = await store.report(supplyQuery({ metrics: ["request"], dimensions: ["app_bundle_id"] }));
       expect(rows.rows).toEqual([{ app_bundle_id: "com.second", request: 100 }]);

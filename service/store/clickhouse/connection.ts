@@ -3,6 +3,7 @@
  * version and whether it binds query parameters, the migrations, and the bookkeeping that lets
  * `close` wait for running calls.
  */
+import type { Readable } from "node:stream";
 import { createClient, ClickHouseLogLevel, type ClickHouseClient } from "@clickhouse/client";
 import { StoreError } from "../errors.js";
 import { migrate as runMigrations } from "../migrations.js";
@@ -120,6 +121,14 @@ export class ClickHouseConnection {
   /** Runs a statement that returns nothing. */
   async command(query: string, values?: SqlValues): Promise<void> {
     await this.client.command({ query, query_params: values?.queryParams() });
+  }
+
+  /** Inserts RowBinary bytes (rowbinary.ts) from `body` into `columns` of a table of the store's database; resolves once the server has them all. */
+  async insertRowBinary(table: string, columns: readonly string[], body: Readable): Promise<void> {
+    // `insert` encodes JSON only; `exec` sends a byte stream as the body of the query.
+    const result = await this.client.exec({ query: `INSERT INTO ${this.table(table)} (${columns.join(", ")}) FORMAT RowBinary`, values: body });
+    // The answer is empty; read it to its end so the socket goes back to the pool.
+    for await (const _ of result.stream);
   }
 
   /** Inserts rows (JSONEachRow) into a table of the store's database. */

@@ -1,8 +1,9 @@
 /**
  * Where the report model lives in ClickHouse: every dimension and counter is a column of its own
  * name (identifiers stay strings: ClickHouse compresses them per column), `<side>_hourly` holds
- * the facts, `<side>_<rollup>` the rollups (filled by `<side>_<rollup>_mv`), `<side>_staging` a
- * large load until it has checked out. Time columns: `hour` DateTime('UTC'), `day` and `month`
+ * the facts, `<side>_<rollup>` the rollups (filled by `<side>_<rollup>_mv` on a small load, by the
+ * load itself on a large one: load-tables.ts, whose `load_<id>_…` tables hold it until it has
+ * checked out). Time columns: `hour` DateTime('UTC'), `day` and `month`
  * (the month's first day) Date. Sorting keys: the scope, the time, the rest of the key in order.
  */
 import { reportModel, type ReportModelTables, type ReportRollupTable, type Side } from "@adxkit/bindings/reports";
@@ -39,7 +40,7 @@ export function rollupViewStatement(rollup: ReportRollupTable, model: ReportMode
 /**
  * The migration statements of a dimension added to a side's key (spec/report-model.yaml, `since`
  * and `default` — "" or 0, what a new column holds for the rows already there): its column in
- * the hourly facts, the staging table, the billed impressions and every rollup that keeps it, appended to their sorting
+ * the hourly facts, the billed impressions and every rollup that keeps it, appended to their sorting
  * keys (SummingMergeTree adds up rows of equal keys, so the new dimension must be one), and the
  * views of those rollups made again with it. See docs/adding-a-report-dimension.md.
  */
@@ -52,7 +53,6 @@ export function addDimensionStatements(side: Side, dimension: string, model: Rep
   // column, which the migration runner takes as done (connection.ts).
   const statements = [
     `ALTER TABLE {db}.${side}_hourly ADD COLUMN ${dimension} ${type}, MODIFY ORDER BY ${sortingKey(side, "hour", [...before, dimension], model)}`,
-    `ALTER TABLE {db}.${side}_staging ADD COLUMN ${dimension} ${type}`,
     // Billed impressions collapse per token, whose key fixes the new column too: not in their sorting key.
     `ALTER TABLE {db}.${side}_billed ADD COLUMN ${dimension} ${type}`,
   ];

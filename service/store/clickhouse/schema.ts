@@ -13,10 +13,11 @@
  *   report filters on both, so it reads a narrow range of each part.
  * - `*_daily` is filled by a materialized view on `*_hourly` (the hourly rollup's daily sum, per
  *   inserted block), so reports over whole days read about a twentieth of the rows.
- * - Loads go to `*_staging` first (partitioned by load id) and are copied into `*_hourly` only
- *   once every fact checked out; a failed load drops its partition. ClickHouse has no
- *   transactions: this makes a load all-or-nothing against bad facts and failing sources, not
- *   against a server dying between the supply and the demand copy (docs/clickhouse.md).
+ * - A large load goes to tables of its own first (`load_<id>_*`, made at load time AS the store's
+ *   tables), whose parts move into the store's only once every fact checked out; a failed load
+ *   drops them (load-tables.ts). ClickHouse has no transactions: this makes a load all-or-nothing
+ *   against bad facts and failing sources, not against a server dying while the parts move
+ *   (docs/clickhouse.md). Migration 1's `*_staging` tables served the same end until migration 6.
  * - Accounts are a ReplacingMergeTree keyed by userid with a version column: a revocation
  *   inserts a newer version of the row; reads use FINAL.
  * - Billed impressions (`*_billed`) are a row per billing token, a ReplacingMergeTree sorted by
@@ -134,6 +135,11 @@ export const clickhouseMigrations: ClickHouseMigration[] = [
       `CREATE TABLE IF NOT EXISTS {db}.demand_billed (hour DateTime('UTC'), ${demandKeys}, ${metrics}, token_id String)
          ENGINE = ReplacingMergeTree PARTITION BY toYYYYMM(hour) ORDER BY (bidder_id, hour, token_id)`,
     ],
+  },
+  {
+    version: 6,
+    name: "no staging tables: a large load stages in tables of its own (load-tables.ts)",
+    statements: ["DROP TABLE IF EXISTS {db}.supply_staging", "DROP TABLE IF EXISTS {db}.demand_staging"],
   },
 ];
 

@@ -13,6 +13,7 @@
  */
 import { reportModel, type ReportModelTables, type Side } from "@adxkit/bindings/reports";
 import type { FactTable, Grain } from "../plan.js";
+import { rollupSteps } from "../rollup-steps.js";
 
 const stem = (dimension: string) => dimension.replace(/_id$/, "");
 
@@ -41,60 +42,36 @@ export function dictionaryDimensions(model: ReportModelTables = reportModel): st
 /** A SQL string literal of our own constant (a default from the spec), quotes doubled. */
 const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
-/** A load's rows summed at some grain and dimensions: the side's key or a rollup's. */
-interface Delta {
-  grain: Grain;
-  dimensions: readonly string[];
-  table: string;
+/** The time of a `target` grain row from a `source` grain row's time column. */
+function timeFrom(source: Grain, target: Grain): string {
+  if (source === target) return TIME_COLUMN[target];
+  return target === "day" ? `CAST(${TIME_COLUMN[source]} AS DATE)` : `CAST(date_trunc('month', ${TIME_COLUMN[source]}) AS DATE)`;
 }
-
-/** Whether rows summed as `source` can be summed further into `target` (a coarser or equal grain, a subset of its dimensions). */
-const covers = (source: Omit<Delta, "table">, target: Omit<Delta, "table">) =>
-  (source.grain === "day" || target.grain === "month") && target.dimensions.every((d) => source.dimensions.includes(d));
 
 /**
  * The statements that make the side's rollups of this load (`batch = $1`) in the load's
- * transaction. The load's rows are summed per day once (a temporary table, sorted by day, so the
- * zone maps of a day or month range skip whole row groups of every table filled from it); each
- * rollup is then filled from the smallest sum already made that holds it: the daily rollup is a
- * plain copy, the monthly ones sum the daily sums, the monthly summary the daily summary. A sum
- * another rollup will read is kept as a temporary table too. A load thus reads its hourly rows
- * once, and groups them once, however many rollups there are.
+ * transaction, in the order of rollupSteps: each summed from the load's hourly rows or from the
+ * sums of an earlier rollup, kept as a temporary table when a later one reads them. Each is
+ * sorted by time, so the zone maps of a day or month range skip whole row groups.
  */
 export function rollupStatements(side: Side, model: ReportModelTables = reportModel): string[] {
-  const rollups = model.rollups.filter((r) => r.side === side);
-  if (rollups.length === 0) return [];
   const sums = model.counters.map((c) => c.name);
   const summed = sums.map((c) => `SUM(${c}) AS ${c}`).join(", ");
-  const daily: Delta = { grain: "day", dimensions: model.sides[side].key.slice(1), table: `load_${side}_daily` };
-  const columns = (delta: Omit<Delta, "table">) => [TIME_COLUMN[delta.grain], ...delta.dimensions.map((d) => columnOf(d, model)), ...sums].join(", ");
-  const statements = [
-    `CREATE OR REPLACE TEMP TABLE ${daily.table} AS SELECT CAST(hour AS DATE) AS day, ${daily.dimensions.map((d) => columnOf(d, model)).join(", ")}, ${summed}
-       FROM ${side}_hourly WHERE batch = $1 GROUP BY ALL ORDER BY day`,
-  ];
-  const made: Delta[] = [daily];
-  // Finest first (days before months, more dimensions before fewer), so coarser ones can read them.
-  const ordered = [...rollups].sort((a, b) => (a.grain === b.grain ? b.dimensions.length - a.dimensions.length : a.grain === "day" ? -1 : 1));
-  ordered.forEach((rollup, i) => {
-    const source = made.filter((delta) => covers(delta, rollup)).at(-1)!;
-    const target = `${side}_${rollup.name}`;
-    const into = `INSERT INTO ${target} (${columns(rollup)})`;
-    if (source.grain === rollup.grain && source.dimensions.length === rollup.dimensions.length) {
-      statements.push(`${into} SELECT ${columns(rollup)} FROM ${source.table}`);
-      return;
+  const statements: string[] = [];
+  const temporary = (table: FactTable) => `load_${tableOf(table)}`;
+  for (const { table, source, read } of rollupSteps(side, model)) {
+    const time = TIME_COLUMN[table.grain];
+    const dimensions = table.dimensions.map((d) => columnOf(d, model));
+    const from = source.grain === "hour" ? `${tableOf(source)} WHERE batch = $1` : temporary(source);
+    const select = `SELECT ${timeFrom(source.grain, table.grain)} AS ${time}, ${dimensions.join(", ")}, ${summed} FROM ${from} GROUP BY ALL ORDER BY ${time}`;
+    const columns = [time, ...dimensions, ...sums].join(", ");
+    if (!read) {
+      statements.push(`INSERT INTO ${tableOf(table)} (${columns}) ${select}`);
+      continue;
     }
-    const time = source.grain === rollup.grain ? TIME_COLUMN[rollup.grain] : `CAST(date_trunc('month', ${TIME_COLUMN[source.grain]}) AS DATE)`;
-    const select = `SELECT ${time} AS ${TIME_COLUMN[rollup.grain]}, ${rollup.dimensions.map((d) => columnOf(d, model)).join(", ")}, ${summed}
-       FROM ${source.table} GROUP BY ALL ORDER BY ${TIME_COLUMN[rollup.grain]}`;
-    if (!ordered.slice(i + 1).some((later) => covers(rollup, later))) {
-      statements.push(`${into} ${select}`);
-      return;
-    }
-    const delta: Delta = { grain: rollup.grain, dimensions: rollup.dimensions, table: `load_${target}` };
-    statements.push(`CREATE OR REPLACE TEMP TABLE ${delta.table} AS ${select}`, `${into} SELECT ${columns(rollup)} FROM ${delta.table}`);
-    made.push(delta);
-  });
-  for (const delta of made) statements.push(`DROP TABLE ${delta.table}`);
+    statements.push(`CREATE OR REPLACE TEMP TABLE ${temporary(table)} AS ${select}`, `INSERT INTO ${tableOf(table)} (${columns}) SELECT ${columns} FROM ${temporary(table)}`);
+  }
+  for (const { table, read } of rollupSteps(side, model)) if (read) statements.push(`DROP TABLE ${temporary(table)}`);
   return statements;
 }
 
