@@ -33,9 +33,12 @@ function processMs(argv: string[], cwd: string): number {
   return Number(process.hrtime.bigint() - started) / 1e6;
 }
 
-/** Milliseconds from the first line of a fresh process to the end of `import(specifier)`, as that process measures it. */
-function importMs(specifier: string, cwd: string): number {
-  const out = run(process.execPath, ["--input-type=module", "-e", `const t = performance.now(); await import(${JSON.stringify(specifier)}); console.log(performance.now() - t);`], cwd);
+/**
+ * Milliseconds from the first line of a fresh process to the end of `import(specifier)`, as that
+ * process measures it; with `then`, to the end of that code too (run on the module as `m`).
+ */
+function importMs(specifier: string, cwd: string, then = ""): number {
+  const out = run(process.execPath, ["--input-type=module", "-e", `const t = performance.now(); const m = await import(${JSON.stringify(specifier)}); ${then} console.log(performance.now() - t);`], cwd);
   return Number(out.trim());
 }
 
@@ -55,10 +58,14 @@ try {
 
   const payload = join(app, "request.json");
   writeFileSync(payload, JSON.stringify({ id: "r1", imp: [{ id: "1", banner: { w: 320, h: 50 } }] }));
-  const times: Record<string, number[]> = { empty: [], root: [], client: [], nodeE0: [], version: [], validate: [] };
+  const valid = JSON.stringify({ id: "r1", imp: [{ id: "1", banner: { w: 320, h: 50 } }], app: { id: "a" } });
+  const times: Record<string, number[]> = { empty: [], root: [], firstValid: [], firstInvalid: [], client: [], nodeE0: [], version: [], validate: [] };
   for (let i = 0; i < runs; i++) {
     times.empty.push(importMs("./empty.mjs", app));
     times.root.push(importMs("@adxkit/bindings", app));
+    // The validators are read on their first call under Node (the diagnostic ones on the first invalid payload).
+    times.firstValid.push(importMs("@adxkit/bindings", app, `m.validateBidRequest(${valid});`));
+    times.firstInvalid.push(importMs("@adxkit/bindings", app, "m.validateBidRequest({});"));
     times.client.push(importMs("@adxkit/bindings/client", app));
     times.nodeE0.push(processMs(["-e", "0"], app));
     times.version.push(processMs([CLI, "--version"], app));
@@ -72,6 +79,8 @@ try {
     ["packages installed / native files", `${packages} / ${native}`, "≤ 3 / 0"],
     ["import of an empty module (the loader's floor)", ms("empty"), ""],
     ['cold import("@adxkit/bindings")', ms("root"), "≤ 30 ms"],
+    ["… and validateBidRequest of a valid request", ms("firstValid"), ""],
+    ["… and validateBidRequest of an invalid one (every problem)", ms("firstInvalid"), ""],
     ['cold import("@adxkit/bindings/client")', ms("client"), ""],
     ["node -e 0", ms("nodeE0"), ""],
     ["adxkit --version", `${ms("version")} (${above("version")})`, "≤ 0.3 s above node -e 0"],

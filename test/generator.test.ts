@@ -15,6 +15,7 @@ import { dirname, join, posix, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { generate, type GenerateResult } from "../generator/generate.js";
 import { SpecError } from "../generator/load.js";
+import { withoutProse } from "../generator/emit/validators.js";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const TINY_SPEC = join(REPO, "test", "fixtures", "generator", "spec");
@@ -266,5 +267,31 @@ describe("spec errors", () => {
     expect(problems).toHaveLength(2);
     expect(problems.find((p) => p.startsWith("schemas/part.yaml") && p.includes("x-codelist colr"))).toBeDefined();
     expect(problems.find((p) => p.startsWith("schemas/widget.yaml") && p.includes("unknown extension x-recomended"))).toBeDefined();
+  });
+});
+
+describe("the schemas the validators compile from", () => {
+  it("lose their prose, but not a property named like it, an enum's values or a deprecated field's description", () => {
+    const schema = {
+      title: "Thing",
+      description: "prose",
+      $comment: "prose",
+      "x-adxkit-choice": "prose",
+      properties: {
+        description: { type: "string", description: "prose", examples: ["a"] },
+        old: { type: "integer", deprecated: true, description: "Use new instead; kept for 2.4." },
+        kind: { enum: [{ description: "a value, not a schema" }] },
+      },
+      items: [{ description: "prose", type: "string" }],
+    };
+    expect(withoutProse(schema)).toEqual({
+      title: "Thing",
+      properties: {
+        description: { type: "string" },
+        old: { type: "integer", deprecated: true, description: "Use new instead; kept for 2.4." },
+        kind: { enum: [{ description: "a value, not a schema" }] },
+      },
+      items: [{ type: "string" }],
+    });
   });
 });

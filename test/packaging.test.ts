@@ -6,7 +6,7 @@
 //    npm's cache) for its own dependencies.
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { spawnSync, type SpawnSyncReturns } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -146,6 +146,26 @@ console.log(JSON.stringify({ result: validateBidRequest(${JSON.stringify(payload
     expect(esm.response).toEqual(["bid-impid-exists"]);
     expect(esm).toMatchObject({ android: 2, label: "Other", blocked: true, msg: "token authorized failed.", macros: true, client: "function", runtime: "function", schema: "BidRequest" });
     expect(cjs).toEqual({ result: esm.result, android: 2, schema: "BidRequest" });
+  });
+
+  it("under Node, reads the validators on their first call, not at import (a cold import parses little)", () => {
+    // A copy of the installed package without its validators' files: importing it and using a
+    // code list must work, and only the first validation must go looking for them.
+    const lazyApp = join(root, "lazy-app");
+    cpSync(app, lazyApp, { recursive: true, dereference: true });
+    const lazyPackage = join(lazyApp, "node_modules", "@adxkit", "bindings");
+    for (const set of ["fast", "diagnose"]) rmSync(join(lazyPackage, "dist", `validators-${set}.js`));
+    writeFileSync(
+      join(lazyApp, "lazy.mjs"),
+      `import { validateBidRequest, Platform } from "@adxkit/bindings";
+let validation;
+try { validateBidRequest({}); } catch (error) { validation = String(error.message); }
+console.log(JSON.stringify({ label: Platform.label(2), validation }));
+`,
+    );
+    const out = JSON.parse(ok("node lazy.mjs", run(process.execPath, ["lazy.mjs"], lazyApp)).stdout);
+    expect(out.label).toBe("Android");
+    expect(out.validation).toMatch(/validators-fast\.js/);
   });
 
   it("type-checks a consumer with skipLibCheck off and no @types/node, and rejects a wrong field type", () => {

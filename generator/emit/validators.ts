@@ -26,6 +26,8 @@ export function createAjv(model: Model, diagnostic: boolean) {
     coerceTypes: false,
     useDefaults: false,
     allowUnionTypes: true,
+    // The fast validator's errors are never read (a failure reruns the diagnostic one): no message texts.
+    messages: diagnostic,
     code: { source: true, esm: false, formats: _`formats`, lines: false },
   });
   const lists = new Map(model.codelists.map((list) => [list.id, list]));
@@ -72,8 +74,35 @@ export function createAjv(model: Model, diagnostic: boolean) {
     },
   });
   for (const [name, definition] of Object.entries(formats)) ajv.addFormat(name, definition);
-  for (const schema of model.schemas) ajv.addSchema(schema.schema);
+  for (const schema of model.schemas) ajv.addSchema(withoutProse(schema.schema) as Record<string, any>);
   return ajv;
+}
+
+/** Keywords whose values map names to subschemas: the names are data, not keywords. */
+const SCHEMA_MAPS = new Set(["properties", "patternProperties", "$defs", "dependentSchemas"]);
+/** Keywords whose values are data, never schemas. */
+const DATA_KEYWORDS = new Set(["enum", "const", "default"]);
+/** Prose the validators' code never reads; it stays in the JSON documents and on the docs site. */
+const PROSE = new Set(["description", "examples", "x-examples", "$comment", "x-adxkit-choice"]);
+
+/**
+ * A schema without its prose, for ajv to compile: ajv's code carries whole schema objects (for
+ * an enum beside them, and as each diagnostic error's parentSchema), and the descriptions were a
+ * fifth of the validators' text, which every cold import parses. A deprecated field keeps its
+ * description: the message of its warning quotes it (runtime/messages.ts).
+ */
+export function withoutProse(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withoutProse);
+  if (node === null || typeof node !== "object") return node;
+  const schema = node as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (PROSE.has(key) && !(key === "description" && schema.deprecated === true)) continue;
+    if (DATA_KEYWORDS.has(key)) out[key] = value;
+    else if (SCHEMA_MAPS.has(key) && value !== null && typeof value === "object") out[key] = Object.fromEntries(Object.entries(value).map(([name, child]) => [name, withoutProse(child)]));
+    else out[key] = withoutProse(value);
+  }
+  return out;
 }
 
 /**
