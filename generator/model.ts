@@ -10,6 +10,7 @@ import { expandQueryParameters } from "./query-parameters.js";
 import { lenientPolicy, type LenientPolicyModel } from "./lenient.js";
 import { buildReportModel, type ReportModel } from "./report-model.js";
 import { expandReportSchemas } from "./report-schemas.js";
+import { checkRuleStatuses } from "./rule-statuses.js";
 
 export type * from "./report-model.js";
 
@@ -110,6 +111,10 @@ export interface NamedRuleModel {
   appliesTo: string[];
   /** The message of the keyword failure this rule names (x-rule): `{field}`, `{value}`. */
   message?: string;
+  /** The HTTP status its operations answer it with (rule-statuses.ts checks they declare it). */
+  httpStatus?: number;
+  /** The report status code a report request breaking it gets. */
+  reportStatus?: number;
 }
 
 export interface ErrorsModel {
@@ -375,7 +380,7 @@ export function buildModel(spec: LoadedSpec): Model {
       ...(typeof doc.info?.["x-adxkit-choice"] === "string" ? { choice: doc.info["x-adxkit-choice"] } : {}),
       servers: serversOf(doc.servers),
       document: doc,
-      operations: operationsOf(doc.paths ?? {}, index, { securitySchemes: doc.components?.securitySchemes }),
+      operations: operationsOf(doc.paths ?? {}, index, { securitySchemes: doc.components?.securitySchemes, responses: doc.components?.responses }),
       webhooks: operationsOf(doc.webhooks ?? {}, index, { webhook: true }),
       components: componentsOf(doc, index),
       macros: macrosOf(file.data),
@@ -424,6 +429,7 @@ export function buildModel(spec: LoadedSpec): Model {
     [...new Set(apis.flatMap((a) => a.operations).flatMap((op) => op.parameters).filter((p) => p.secret && p.in === where).map((p) => p.name.toLowerCase()))].sort();
   const secretParameters = { query: secretNames("query"), header: secretNames("header") };
   const serveOptions = serveOptionsOf(schemas.find((s) => s.id === "serve-options"), problems);
+  checkRuleStatuses(errors, apis, problems);
   if (problems.length) throw new SpecError(problems);
   const sources = [...spec.schemas, ...spec.codelists, ...spec.openapi, spec.errors, ...(spec.reportModel ? [spec.reportModel] : []), ...spec.examples]
     .map((f) => ({ specPath: f.specPath, text: f.text }))
@@ -500,6 +506,8 @@ function buildErrors(data: any, problems: string[]): ErrorsModel {
       ...lenientOf(r),
       appliesTo: r["applies-to"] ?? [],
       ...(typeof r.message === "string" ? { message: r.message } : {}),
+      ...(Number.isInteger(r["http-status"]) ? { httpStatus: r["http-status"] } : {}),
+      ...(Number.isInteger(r["report-status"]) ? { reportStatus: r["report-status"] } : {}),
     }));
   const validationRules = rules
     .filter((r) => Array.isArray(r.keywords))

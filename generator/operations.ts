@@ -96,8 +96,14 @@ export function serversOf(servers: unknown): ServerModel[] {
 }
 
 /** Operations of `paths` (or of `webhooks`, with `webhook` set). */
-export function operationsOf(paths: Record<string, any>, index: SchemaIndex, options: { securitySchemes?: Record<string, any>; webhook?: boolean } = {}): OperationModel[] {
+export function operationsOf(
+  paths: Record<string, any>,
+  index: SchemaIndex,
+  options: { securitySchemes?: Record<string, any>; responses?: Record<string, any>; webhook?: boolean } = {},
+): OperationModel[] {
   const securitySchemes = options.securitySchemes ?? {};
+  // A response may be shared: `$ref: "#/components/responses/Name"`.
+  const responseOf = (r: any) => (typeof r?.$ref === "string" && r.$ref.startsWith("#/components/responses/") ? options.responses?.[r.$ref.slice("#/components/responses/".length)] : r);
   const idOf = (node: any) => (typeof node?.$ref === "string" ? index.resolve(node.$ref)?.id : undefined);
   const out: OperationModel[] = [];
   for (const [path, item] of Object.entries(paths)) {
@@ -131,7 +137,8 @@ export function operationsOf(paths: Record<string, any>, index: SchemaIndex, opt
       const credentialsIn = schemeNames.map((n) => securitySchemes[n]?.in).find((where) => where === "query" || where === "header");
       const bearerScheme = schemeNames.find((n) => securitySchemes[n]?.type === "http" && String(securitySchemes[n]?.scheme).toLowerCase() === "bearer");
       const extensions = Object.fromEntries(Object.entries(op).filter(([k]) => k.startsWith("x-")));
-      const responses = Object.entries<any>(op.responses ?? {}).map(([status, r]): ResponseModel => {
+      const responses = Object.entries<any>(op.responses ?? {}).map(([status, shared]): ResponseModel => {
+        const r = responseOf(shared);
         const schema = r?.content?.["application/json"]?.schema;
         const response: ResponseModel = { status, description: r?.description ?? "" };
         const id = idOf(schema);

@@ -11,6 +11,7 @@ import { redactingLogger, redactUrl } from "./log.js";
 import { errorEnvelope } from "./reports/envelope.js";
 import { authenticateReport, demandReportHandlers, supplyReportHandlers } from "./reports/handlers.js";
 import type { ReportStore } from "./store/store.js";
+import { httpStatusOf } from "./rule-refusal.js";
 
 export interface AppOptions {
   store: ReportStore;
@@ -137,9 +138,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       return reply.code(200).send(errorEnvelope(-2, error.message));
     }
     if (status >= 500) return reply.code(500).send({ errors: [{ path: "", rule: "http", message: `internal error; request id ${request.id}` }] });
-    if (status === 413) return reply.code(413).send({ errors: [{ path: "", rule: "body-too-large", message: error.message }] });
+    if (status === 413) return reply.code(httpStatusOf("body-too-large")).send({ errors: [{ path: "", rule: "body-too-large", message: error.message }] });
     // A media type Fastify cannot even parse is a payload that is not JSON: 400 like any bad body.
-    if (status === 415) return reply.code(400).send({ errors: [{ path: "", rule: "json", message: error.message }] });
+    if (status === 415) return reply.code(httpStatusOf("json")).send({ errors: [{ path: "", rule: "json", message: error.message }] });
     return reply.code(status).send({ errors: [{ path: "", rule: "http", message: error.message }] });
   });
   // Fastify's own 404 logs and echoes the raw URL, secrets in its query string included: the log

@@ -228,7 +228,7 @@ export const validationRules: readonly { id: string; description: string; keywor
  * Rules the spec declares by name (`x-rules` / `x-rule`). Severity: `error` or `warning` (in every
  * mode); `lenient`: the rule's treatment in lenient mode, when it has one of its own.
  */
-export const namedRules: readonly { id: string; description: string; severity: "error" | "warning"; lenient?: LenientRulePolicy; appliesTo: readonly string[]; message?: string }[] = [
+export const namedRules: readonly { id: string; description: string; severity: "error" | "warning"; lenient?: LenientRulePolicy; appliesTo: readonly string[]; message?: string; httpStatus?: number; reportStatus?: number }[] = [
   {
     "id": "recommended",
     "description": "A field the document or OpenRTB 2.5 flags \"recommended\" (x-recommended in the schemas) is missing where its object is present; some are recommended only when a sibling is absent (banner w and h when no format is given, app when there is no site). A warning; an exchange may skip the check on its hot path (option recommended: false).",
@@ -429,7 +429,8 @@ export const namedRules: readonly { id: string; description: string; severity: "
     "severity": "error",
     "appliesTo": [
       "bid-request"
-    ]
+    ],
+    "httpStatus": 401
   },
   {
     "id": "auction-key-throttled",
@@ -437,7 +438,8 @@ export const namedRules: readonly { id: string; description: string; severity: "
     "severity": "error",
     "appliesTo": [
       "bid-request"
-    ]
+    ],
+    "httpStatus": 429
   },
   {
     "id": "admin-key-invalid",
@@ -446,7 +448,8 @@ export const namedRules: readonly { id: string; description: string; severity: "
     "appliesTo": [
       "admin-new-account",
       "admin-account-ref"
-    ]
+    ],
+    "httpStatus": 401
   },
   {
     "id": "admin-key-throttled",
@@ -455,7 +458,8 @@ export const namedRules: readonly { id: string; description: string; severity: "
     "appliesTo": [
       "admin-new-account",
       "admin-account-ref"
-    ]
+    ],
+    "httpStatus": 429
   },
   {
     "id": "account-invalid",
@@ -463,7 +467,8 @@ export const namedRules: readonly { id: string; description: string; severity: "
     "severity": "error",
     "appliesTo": [
       "admin-new-account"
-    ]
+    ],
+    "httpStatus": 400
   },
   {
     "id": "account-unknown",
@@ -471,7 +476,8 @@ export const namedRules: readonly { id: string; description: string; severity: "
     "severity": "error",
     "appliesTo": [
       "admin-account-ref"
-    ]
+    ],
+    "httpStatus": 404
   },
   {
     "id": "publisher-not-allowed",
@@ -479,7 +485,8 @@ export const namedRules: readonly { id: string; description: string; severity: "
     "severity": "error",
     "appliesTo": [
       "bid-request"
-    ]
+    ],
+    "httpStatus": 403
   },
   {
     "id": "billing-token-invalid",
@@ -487,7 +494,8 @@ export const namedRules: readonly { id: string; description: string; severity: "
     "severity": "error",
     "appliesTo": [
       "billing-event"
-    ]
+    ],
+    "httpStatus": 403
   },
   {
     "id": "billing-token-expired",
@@ -495,7 +503,8 @@ export const namedRules: readonly { id: string; description: string; severity: "
     "severity": "error",
     "appliesTo": [
       "billing-event"
-    ]
+    ],
+    "httpStatus": 403
   },
   {
     "id": "billing-not-recorded",
@@ -503,7 +512,8 @@ export const namedRules: readonly { id: string; description: string; severity: "
     "severity": "error",
     "appliesTo": [
       "billing-event"
-    ]
+    ],
+    "httpStatus": 503
   },
   {
     "id": "billing-fact-refused",
@@ -511,7 +521,8 @@ export const namedRules: readonly { id: string; description: string; severity: "
     "severity": "error",
     "appliesTo": [
       "billing-event"
-    ]
+    ],
+    "httpStatus": 500
   },
   {
     "id": "start-not-after-end",
@@ -519,7 +530,8 @@ export const namedRules: readonly { id: string; description: string; severity: "
     "severity": "error",
     "appliesTo": [
       "report-request"
-    ]
+    ],
+    "reportStatus": -2
   },
   {
     "id": "native-request-object",
@@ -573,7 +585,8 @@ export const namedRules: readonly { id: string; description: string; severity: "
     "appliesTo": [
       "report-request"
     ],
-    "message": "{field} is a filter this interface does not offer"
+    "message": "{field} is a filter this interface does not offer",
+    "reportStatus": -2
   },
   {
     "id": "unknown-parameter",
@@ -581,7 +594,8 @@ export const namedRules: readonly { id: string; description: string; severity: "
     "severity": "error",
     "appliesTo": [
       "report-request"
-    ]
+    ],
+    "reportStatus": -2
   },
   {
     "id": "json",
@@ -590,7 +604,9 @@ export const namedRules: readonly { id: string; description: string; severity: "
     "appliesTo": [
       "bid-request",
       "report-request"
-    ]
+    ],
+    "httpStatus": 400,
+    "reportStatus": -2
   },
   {
     "id": "read",
@@ -607,7 +623,9 @@ export const namedRules: readonly { id: string; description: string; severity: "
     "appliesTo": [
       "bid-request",
       "report-request"
-    ]
+    ],
+    "httpStatus": 413,
+    "reportStatus": -2
   },
   {
     "id": "http",
@@ -617,9 +635,15 @@ export const namedRules: readonly { id: string; description: string; severity: "
       "bid-request",
       "billing-event",
       "report-request"
-    ]
+    ],
+    "reportStatus": -2
   }
 ];
+
+/** The HTTP status a named rule is answered with, by rule id, where it has one (errors.yaml http-status). */
+export const ruleHttpStatus: Readonly<Record<string, number>> = /* @__PURE__ */ Object.fromEntries(
+  /* @__PURE__ */ namedRules.flatMap((r) => (r.httpStatus === undefined ? [] : [[r.id, r.httpStatus]])),
+);
 
 /** A rule's lenient treatment (runtime/lenient.ts) and the reason the spec gives for it. */
 export interface LenientRulePolicy extends LenientPolicy {

@@ -1072,6 +1072,15 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrors"];
                 };
             };
+            /** @description The token is genuine, but the impression it would record breaks the report store's rules, so it is not counted (rule billing-fact-refused); the bid request's bounds keep the exchange from issuing such a token. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrors"];
+                };
+            };
             /** @description The call could not be recorded durably (the spool's disk failed); the device should call again later (rule billing-not-recorded). */
             503: {
                 headers: {

@@ -11,6 +11,7 @@ import { adminPlugin, type AdminHandlers, type OperationInput, type OperationOut
 import type { AuthThrottle } from "../accounts/throttle.js";
 import { StoreError, type ReportStore } from "../store/index.js";
 import { storeAccountAdmin } from "./accounts.js";
+import { ruleRefusal } from "../rule-refusal.js";
 
 /** What the admin API needs. */
 export interface AdminOptions {
@@ -24,8 +25,6 @@ export interface AdminOptions {
 
 const bearer = /^Bearer[ \t]+(\S{1,512})[ \t]*$/i;
 const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest();
-const failure = (status: number, rule: string, message: string, headers?: Record<string, string>): OperationOutput => ({ status, headers, body: { errors: [{ path: "", rule, message }] } });
-
 /** Registers the admin operations on `app`. */
 export function registerAdmin(app: FastifyInstance, options: AdminOptions): void {
   const expected = sha256(options.key);
@@ -34,12 +33,12 @@ export function registerAdmin(app: FastifyInstance, options: AdminOptions): void
     const source = { address: input.request.ip };
     if (options.throttle.blocked(source)) {
       const retryAfter = Math.max(1, Math.ceil(options.throttle.retryAfterMs(source) / 1000));
-      return failure(429, "admin-key-throttled", "too many failed credential checks from this address; retry later", { "retry-after": String(retryAfter) });
+      return ruleRefusal("admin-key-throttled", "too many failed credential checks from this address; retry later", { headers: { "retry-after": String(retryAfter) } });
     }
     const given = bearer.exec(String(input.request.headers.authorization ?? ""))?.[1];
     if (given !== undefined && timingSafeEqual(sha256(given), expected)) return undefined;
     options.throttle.failed(source);
-    return failure(401, "admin-key-invalid", given === undefined ? "the admin key is required: Authorization: Bearer <key>" : "this is not the server's admin key", { "www-authenticate": 'Bearer realm="adxkit admin"' });
+    return ruleRefusal("admin-key-invalid", given === undefined ? "the admin key is required: Authorization: Bearer <key>" : "this is not the server's admin key", { headers: { "www-authenticate": 'Bearer realm="adxkit admin"' } });
   };
   /** Runs `work` for an authorized request with a valid payload. */
   const guarded =
@@ -62,18 +61,18 @@ export function registerAdmin(app: FastifyInstance, options: AdminOptions): void
         if (created.auction_key !== undefined) await reloaded();
         return { status: 201, body: created };
       } catch (error) {
-        if (error instanceof StoreError && error.code === "ADX_ERR_STORE_ACCOUNT_INVALID") return failure(400, "account-invalid", error.message);
+        if (error instanceof StoreError && error.code === "ADX_ERR_STORE_ACCOUNT_INVALID") return ruleRefusal("account-invalid", error.message);
         throw error;
       }
     }),
     adminRevokeAccount: guarded(async ({ userid }) => {
-      if (!(await accounts.revoke(userid))) return failure(404, "account-unknown", `no account ${JSON.stringify(userid)}`);
+      if (!(await accounts.revoke(userid))) return ruleRefusal("account-unknown", `no account ${JSON.stringify(userid)}`);
       await reloaded();
       return { status: 200, body: { userid, revoked: true } };
     }),
     adminIssueAuctionKey: guarded(async ({ userid }) => {
       const key = await accounts.issueAuctionKey(userid);
-      if (key === null) return failure(404, "account-unknown", `no live supply account ${JSON.stringify(userid)}`);
+      if (key === null) return ruleRefusal("account-unknown", `no live supply account ${JSON.stringify(userid)}`);
       await reloaded();
       return { status: 200, body: { userid, auction_key: key } };
     }),

@@ -13,6 +13,7 @@ import type { OperationOutput } from "@adxkit/bindings/fastify";
 import type { AuctionAccount, AuctionKeys } from "../accounts/auction-keys.js";
 import type { AuthThrottle } from "../accounts/throttle.js";
 import { publisherIdOf } from "../events/dimensions.js";
+import { ruleRefusal } from "../rule-refusal.js";
 
 /** What the gate decided: the account, or the answer that refuses the request. */
 export type Admission = { account: AuctionAccount } | { refusal: OperationOutput };
@@ -29,9 +30,9 @@ export interface AuthCounters {
 
 const bearer = /^Bearer[ \t]+([A-Za-z0-9._~+/=-]{1,512})[ \t]*$/i;
 
-/** The 401 of the auction: the interface's error form, and the scheme to use. */
+/** The auction's refusal of a missing or unknown key: the interface's error form, and the scheme to use. */
 function unauthorized(message: string): OperationOutput {
-  return { status: 401, headers: { "www-authenticate": 'Bearer realm="adxkit auction"' }, body: { errors: [{ path: "", rule: "auction-key-invalid", message }] } };
+  return ruleRefusal("auction-key-invalid", message, { headers: { "www-authenticate": 'Bearer realm="adxkit auction"' } });
 }
 
 /** Checks the auction key of each request (see the file comment). */
@@ -49,7 +50,7 @@ export class AuctionGate {
       this.counters.throttled++;
       const retryAfter = Math.max(1, Math.ceil(this.throttle.retryAfterMs(source) / 1000));
       return {
-        refusal: { status: 429, headers: { "retry-after": String(retryAfter) }, body: { errors: [{ path: "", rule: "auction-key-throttled", message: "too many failed auction keys from this address; retry later" }] } },
+        refusal: ruleRefusal("auction-key-throttled", "too many failed auction keys from this address; retry later", { headers: { "retry-after": String(retryAfter) } }),
       };
     }
     const key = typeof authorization === "string" ? bearer.exec(authorization)?.[1] : undefined;
@@ -70,6 +71,6 @@ export class AuctionGate {
       publisher === undefined
         ? "the request names no publisher: app.publisher.id (or site.publisher.id) must be one of this account's publishers"
         : `publisher ${JSON.stringify(publisher)} is not one of this account's publishers`;
-    return { status: 403, body: { errors: [{ path, rule: "publisher-not-allowed", message }] } };
+    return ruleRefusal("publisher-not-allowed", message, { path });
   }
 }

@@ -32,6 +32,7 @@ import { NoticeThread } from "./notice-thread.js";
 import { ExchangeStats, type BidderCounters } from "./stats.js";
 import { forwardedBody } from "./forward.js";
 import type { SealKeyRing } from "./token-seal.js";
+import { ruleRefusal } from "../rule-refusal.js";
 
 /** Options of the exchange (registerExchange). */
 export interface ExchangeOptions {
@@ -322,7 +323,7 @@ export class Exchange {
     this.counters.auctions++;
     if (this.gate !== undefined && account === undefined) {
       this.counters.auth.unauthorized++;
-      return { status: 401, body: { errors: [{ path: "", rule: "auction-key-invalid", message: "an auction key is required" }] } };
+      return ruleRefusal("auction-key-invalid", "an auction key is required");
     }
     if (!input.validation.valid) {
       this.counters.invalidRequests++;
@@ -758,7 +759,7 @@ export class Exchange {
     const verdict = openBillingToken(token, this.billingKeys, this.clock());
     if (!verdict.ok) {
       this.counters.billing[verdict.rule === "billing-token-expired" ? "expired" : "invalid"]++;
-      return { status: 403, body: { errors: [{ path: "/token", rule: verdict.rule, message: verdict.message }] } };
+      return ruleRefusal(verdict.rule, verdict.message, { path: "/token" });
     }
     const { claims: c, key } = verdict;
     if (this.seenTokens.has(c.jti)) {
@@ -774,7 +775,7 @@ export class Exchange {
     if (refused !== undefined) {
       this.counters.billing.refused++;
       this.logger.error({ auction: c.aid, imp: c.iid, problem: refused }, "billing call refused: the report store would not keep its impression");
-      return { status: 500, body: { errors: [{ path: "/token", rule: "billing-fact-refused", message: `the impression cannot be recorded: ${refused}` }] } };
+      return ruleRefusal("billing-fact-refused", `the impression cannot be recorded: ${refused}`, { path: "/token" });
     }
     this.seenTokens.set(c.jti, c.exp);
     try {
@@ -790,7 +791,7 @@ export class Exchange {
       // Counted in memory (a repeat is a duplicate), but not crash-safe: tell the device to call again.
       this.counters.spoolFailures++;
       this.logger.error({ err: error, auction: c.aid, imp: c.iid }, "spool write failed; billing call answered 503");
-      return { status: 503, body: { errors: [{ path: "", rule: "billing-not-recorded", message: "the billing call could not be recorded durably; call again later" }] } };
+      return ruleRefusal("billing-not-recorded", "the billing call could not be recorded durably; call again later");
     }
     this.counters.billing.recorded++;
     if (c.burl !== undefined) this.noticeQueue.send("billing", c.burl, { auction: c.aid, bidder: key.bidder_id, imp: c.iid });

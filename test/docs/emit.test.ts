@@ -166,6 +166,30 @@ describe("docs site: content", () => {
     expect(files.get("interfaces/demand-report.html")).not.toContain("the old account request start date");
   });
 
+  it("each status code links to the rules answered with it, and each rule back to its statuses (errors.yaml http-status, report-status)", () => {
+    const { model, files } = site;
+    const status = files.get("status-codes.html")!;
+    const rules = files.get("rules.html")!;
+    const row = (page: string, id: string) => new RegExp(`<tr id="${id}">(.*?)</tr>`, "s").exec(page)?.[1] ?? "";
+    const declared = model.errors.namedRules.filter((r) => r.httpStatus !== undefined || r.reportStatus !== undefined);
+    expect(declared.length).toBeGreaterThan(10);
+    for (const rule of declared) {
+      const ruleLink = `href="rules.html#rule-${rule.id}"`;
+      if (rule.reportStatus !== undefined) {
+        expect(row(status, `status-${rule.reportStatus}`), rule.id).toContain(ruleLink);
+        expect(row(rules, `rule-${rule.id}`), rule.id).toContain(`href="status-codes.html#status-${rule.reportStatus}"`);
+      }
+      if (rule.httpStatus !== undefined) {
+        const operations = model.apis.flatMap((a) => a.operations).filter((op) => op.responses.some((r) => r.status === String(rule.httpStatus)) && row(status, `http-${op.operationId}-${rule.httpStatus}`).includes(ruleLink));
+        expect(operations.length, rule.id).toBeGreaterThan(0);
+        for (const op of operations) expect(row(rules, `rule-${rule.id}`), rule.id).toContain(`href="status-codes.html#http-${op.operationId}-${rule.httpStatus}"`);
+      }
+    }
+    // A rule is listed only beside the statuses it declares.
+    expect(row(status, "http-auction-401")).toContain('href="rules.html#rule-auction-key-invalid"');
+    expect(row(status, "http-auction-401")).not.toContain("rule-publisher-not-allowed");
+  });
+
   it("each operation has a page with method, path, parameters or body fields and responses, listed on its interface page", () => {
     const { model, files } = site;
     for (const api of model.apis) {

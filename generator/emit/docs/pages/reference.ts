@@ -3,6 +3,8 @@ import { lenientHtml } from "../fields.js";
 import { anchorId, escapeHtml, escapeView, fieldAnchor, firstSentence } from "../html.js";
 import { paths, text, type Ctx } from "../site.js";
 import type { Page } from "./page.js";
+import { operationsOfRule } from "../../../rule-statuses.js";
+import type { NamedRuleModel } from "../../../model.js";
 
 const home = [{ label: "Home", path: paths.home }];
 
@@ -62,12 +64,38 @@ export function rulesPage(ctx: Ctx): Page {
       })
       .join(", ");
   const view = {
-    named: site.model.errors.namedRules.map((r) => ({ id: anchorId("rule", r.id), rule: r.id, descriptionHtml: text(r.description, ctx), lenientHtml: lenientHtml(r.id, ctx), appliesTo: r.appliesTo.join(", "), usesHtml: usesHtml(r.id) })),
+    named: site.model.errors.namedRules.map((r) => ({
+      id: anchorId("rule", r.id),
+      rule: r.id,
+      descriptionHtml: text(r.description, ctx),
+      lenientHtml: lenientHtml(r.id, ctx),
+      appliesTo: r.appliesTo.join(", "),
+      answeredHtml: answeredWith(r, ctx),
+      usesHtml: usesHtml(r.id),
+    })),
     kinds: site.model.errors.validationRules.map((r) => ({ id: anchorId("rule", r.id), rule: r.id, descriptionHtml: text(r.description, ctx), lenientHtml: lenientHtml(r.id, ctx), keywords: r.keywords.join(", ") })),
     rejections: site.model.errors.auctionRejections.map((r) => ({ id: anchorId("rejection", r.id), rule: r.id, descriptionHtml: text(r.description, ctx) })),
   };
   return { path: paths.rules, title: "Rules", nav: paths.rules, crumbs: home, bodyHtml: ctx.render("docs/rules", escapeView(view)) };
 }
+
+/** The anchor of an operation's HTTP status row on the status page. */
+const httpAnchor = (operationId: string, status: string | number) => anchorId("http", `${operationId}-${status}`);
+
+/** Links to the status page rows a rule is answered with: each operation's HTTP status, the report status. */
+function answeredWith(rule: NamedRuleModel, ctx: Ctx): string {
+  const links: string[] = [];
+  if (rule.httpStatus !== undefined) {
+    for (const op of operationsOfRule(rule, ctx.site.model.apis)) {
+      links.push(`<a href="${ctx.root}${paths.status}#${httpAnchor(op.operationId, rule.httpStatus)}">HTTP ${rule.httpStatus}</a> (${escapeHtml(op.method)} <code>${escapeHtml(op.path)}</code>)`);
+    }
+  }
+  if (rule.reportStatus !== undefined) links.push(`<a href="${ctx.root}${paths.status}#${anchorId("status", rule.reportStatus)}"><code>status.code ${rule.reportStatus}</code></a>`);
+  return links.join("<br>");
+}
+
+/** Links to the rules (rules page) that a status is answered for. */
+const ruleLinks = (rules: readonly NamedRuleModel[], ctx: Ctx) => rules.map((r) => `<a href="${ctx.root}${paths.rules}#${anchorId("rule", r.id)}"><code>${escapeHtml(r.id)}</code></a>`).join(", ");
 
 export function statusPage(ctx: Ctx): Page {
   const { site } = ctx;
@@ -84,6 +112,7 @@ export function statusPage(ctx: Ctx): Page {
       name: s.name,
       descriptionHtml: text(s.description, ctx),
       answeredByHtml: s.appliesTo.flatMap(byLetter).map((o) => opLink(o, "#status-codes")).join("<br>"),
+      conditionsHtml: ruleLinks(site.model.errors.namedRules.filter((r) => r.reportStatus === s.code), ctx),
     })),
     precedence: site.model.errors.precedence.map(String).join(", "),
     hasPrecedence: site.model.errors.precedence.length > 0,
@@ -93,7 +122,15 @@ export function statusPage(ctx: Ctx): Page {
       href: `${ctx.root}${paths.api(a.id)}`,
       rows: site.operations
         .filter((o) => o.api === a)
-        .flatMap((o) => o.op.responses.map((r) => ({ operationHtml: opLink(o, "#responses"), status: r.status, descriptionHtml: text(r.description, ctx) }))),
+        .flatMap((o) =>
+          o.op.responses.map((r) => ({
+            id: httpAnchor(o.op.operationId, r.status),
+            operationHtml: opLink(o, "#responses"),
+            status: r.status,
+            descriptionHtml: text(r.description, ctx),
+            conditionsHtml: ruleLinks(site.model.errors.namedRules.filter((rule) => String(rule.httpStatus) === r.status && operationsOfRule(rule, site.model.apis).includes(o.op)), ctx),
+          })),
+        ),
     })),
     rulesHref: `${ctx.root}${paths.rules}`,
   };
