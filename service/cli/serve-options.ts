@@ -40,9 +40,9 @@ function typed(option: ServeOption, text: unknown): unknown {
 /** The flag of one option (`--spool <dir>` also gets `--no-spool`); `variables: false` leaves its variables out of the help. */
 function addFlag(command: Command, option: ServeOption, variables = true): void {
   if (option.flag === undefined) return;
-  const env = variables && option.env.length > 0 ? `; env ${option.env.join(", ")}` : "";
-  const fallback = option.default !== undefined ? `; default ${option.default}` : "";
-  command.addOption(new Option(option.flag, `${option.description}${env}${fallback}`));
+  const notes = [variables && option.env.length > 0 ? `env ${option.env.join(", ")}` : "", option.default !== undefined ? `default ${option.default}` : ""].filter(Boolean);
+  // The spec's description is sentences: the notes follow as one more, in parentheses.
+  command.addOption(new Option(option.flag, notes.length > 0 ? `${option.description} (${notes.join("; ")})` : option.description));
   if (option.type.includes("boolean") && option.type.includes("string")) {
     command.addOption(new Option(`--no-${flagName(option)!.slice(2)}`, `no ${option.name} at all (or ${option.env[0]}=false)`));
   }
