@@ -177,6 +177,10 @@ export interface AuctionRulesModel {
   breakerTimeoutFloorMs: number;
   /** An auction whose bidders would get less than this (after the unseen wait) is answered 204 at once, counted overloaded. */
   shedBelowMs: number;
+  /** A request that arrives while the event loop is more than this behind is answered 204 before its body is read, counted overloaded. */
+  shedLagMs: number;
+  /** ...only while at least this many auctions run (fewer cannot have put the loop that far behind). */
+  shedMinRunning: number;
   /** The auction's currency when the request has no cur (OpenRTB 2.5: USD). */
   defaultCurrency: string;
   /** The currency the reports record revenue in. */
@@ -421,6 +425,8 @@ export function buildModel(spec: LoadedSpec): Model {
       maxBidCpm: number("max-bid-cpm"),
       breakerTimeoutFloorMs: number("breaker-timeout-floor-ms"),
       shedBelowMs: number("shed-below-ms"),
+      shedLagMs: number("shed-lag-ms"),
+      shedMinRunning: number("shed-min-running"),
       defaultCurrency: currency("default-currency"),
       reportCurrency: currency("report-currency"),
     };

@@ -62,6 +62,8 @@ export const auctionRules = {
   "maxBidCpm": 1000,
   "breakerTimeoutFloorMs": 100,
   "shedBelowMs": 20,
+  "shedLagMs": 20,
+  "shedMinRunning": 16,
   "defaultCurrency": "USD",
   "reportCurrency": "USD"
 } as const;

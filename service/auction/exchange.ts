@@ -18,7 +18,8 @@ import type { BidderConfig } from "./bidders.js";
 import { CircuitBreaker, type CircuitBreakerOptions, type CircuitSnapshot } from "./circuit-breaker.js";
 import { clearingPrice } from "./clearing.js";
 import { CurrencyConverter } from "./currency.js";
-import { bidderBudget, DEFAULT_TMAX_MS, effectiveTmax, MARKUP_FETCH_SAFETY_MS, SHED_BELOW_MS } from "./deadline.js";
+import { bidderBudget, DEFAULT_TMAX_MS, effectiveTmax, MARKUP_FETCH_SAFETY_MS, SHED_BELOW_MS, SHED_LAG_MS, SHED_MIN_RUNNING } from "./deadline.js";
+import { LoopLagProbe, type LagProbeOptions } from "./overload.js";
 import { HttpClient, type BidCall, type CallOutcome } from "./http-client.js";
 import { replaceMacros, type MacroValues } from "./macros.js";
 import { markupFits, markupKind } from "./markup.js";
@@ -75,11 +76,13 @@ export interface ExchangeOptions {
    */
   noticeThread?: boolean;
   /**
-   * Shed load instead of answering late (overload.ts): the time a request waited unseen counts as
-   * spent, and an auction left with less than shed-below-ms for its bidders is answered 204 at
-   * once (counted overloaded). Off when absent; `adxkit serve` (startServer) turns it on.
+   * Shed load instead of answering late (x-adxkit-auction overload, overload.ts): a request that
+   * arrives while the event loop is more than shed-lag-ms behind is answered 204 before its body
+   * is read (`shedUnread`); the loop's lag counts as spent time, and an auction left with less
+   * than shed-below-ms for its bidders is answered 204 at once; both counted overloaded. Off when
+   * absent; `adxkit serve` (startServer) turns it on. Tests pass the probe's clock.
    */
-  loadShedding?: boolean;
+  loadShedding?: boolean | LagProbeOptions;
   /** How long close() waits for notices in flight (default 1000 ms). */
   closeGraceMs?: number;
   /**
@@ -250,6 +253,10 @@ export class Exchange {
   /** The supply accounts' auction keys; undefined for an open auction. */
   private readonly auctionKeys: AuctionKeys | undefined;
   private readonly gate: AuctionGate | undefined;
+  /** The event loop's lag, with load shedding on (overload.ts). */
+  private readonly lag: LoopLagProbe | undefined;
+  /** Auctions between their handler's start and their answer. */
+  private running = 0;
 
   constructor(private readonly options: ExchangeOptions) {
     this.logger = options.logger ?? silent;
@@ -300,6 +307,36 @@ export class Exchange {
     });
     this.sweeper = setInterval(() => this.sweepTokens(), 60_000);
     this.sweeper.unref();
+    const shedding = options.loadShedding;
+    this.lag = shedding ? new LoopLagProbe(shedding === true ? {} : shedding) : undefined;
+  }
+
+  /**
+   * When the request the exchange sees now arrived (performance.now() scale): now, less the
+   * event loop's lag when load shedding is on (what it waited unseen, overload.ts).
+   */
+  arrivedAt(): number {
+    return performance.now() - (this.lag?.waitedMs() ?? 0);
+  }
+
+  /**
+   * With load shedding, the answer to an auction request that arrives while the event loop is
+   * more than shed-lag-ms behind and at least shed-min-running auctions run: 204 at once, before
+   * its body is read (so it counts in no report, only as overloaded). Undefined when the request
+   * may be read. With fewer auctions running, a loop that far behind is a stall of the machine
+   * (a collection, another process), not this exchange's load: shedding would gain nothing.
+   */
+  shedUnread(): OperationOutput | undefined {
+    if (this.lag === undefined || this.running < SHED_MIN_RUNNING || this.lag.behindMs() <= SHED_LAG_MS) return undefined;
+    this.counters.auctions++;
+    this.counters.overloaded++;
+    this.counters.noBid++;
+    return { status: 204, headers: SHED_HEADERS };
+  }
+
+  /** How late the bidders' timers will fire, counted as spent (0 without load shedding). */
+  private timerSlipMs(): number {
+    return this.lag?.waitedMs() ?? 0;
   }
 
   /** Loads the auction keys (before the first auction; nothing to do for an open auction). */
@@ -320,6 +357,15 @@ export class Exchange {
    * `account` the caller's, from `admit` (not needed for an open auction).
    */
   async auction(input: OperationInput<BidRequest>, startedAt = performance.now(), account?: AuctionAccount): Promise<OperationOutput> {
+    this.running++;
+    try {
+      return await this.runAuction(input, startedAt, account);
+    } finally {
+      this.running--;
+    }
+  }
+
+  private async runAuction(input: OperationInput<BidRequest>, startedAt: number, account: AuctionAccount | undefined): Promise<OperationOutput> {
     this.counters.auctions++;
     if (this.gate !== undefined && account === undefined) {
       this.counters.auth.unauthorized++;
@@ -348,7 +394,7 @@ export class Exchange {
       // No currency of the request converts to the reports' one: no bidder is called; the request still counts.
       this.counters.currencyUnsupported++;
       output = { status: 204, headers: NO_CURRENCY_HEADERS };
-    } else if (bidderBudget(tmax, performance.now() - startedAt) < SHED_BELOW_MS) {
+    } else if (bidderBudget(tmax, performance.now() - startedAt + this.timerSlipMs()) < SHED_BELOW_MS) {
       // Too late to run (the request waited unseen, overload.ts): answered at once, counted.
       this.counters.overloaded++;
       output = { status: 204, headers: SHED_HEADERS };
@@ -429,7 +475,8 @@ export class Exchange {
     // The imps the exchange buys (imps offering only audio are left out).
     const offered = context.slots.size === request.imp.length ? request.imp : [...context.slots.values()].map((slot) => slot.imp);
     const sentAt = performance.now();
-    const budget = bidderBudget(tmax, sentAt - startedAt);
+    // Their timers will fire as late as the loop runs now: that slip is spent too.
+    const budget = bidderBudget(tmax, sentAt - startedAt + this.timerSlipMs());
     const onBidderCall = this.options.onBidderCall;
     const bodies = new Map<string, { sent: BidRequest; body: Buffer }>();
     const calls = new Map<number, BidCall[]>();
@@ -843,6 +890,7 @@ export class Exchange {
   close(): Promise<void> {
     this.closing ??= (async () => {
       clearInterval(this.sweeper);
+      this.lag?.stop();
       this.auctionKeys?.close();
       await this.noticeQueue.close(this.options.closeGraceMs ?? 1000);
       await this.facts.close();

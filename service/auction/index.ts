@@ -3,13 +3,11 @@
  * `GET /events/billing` (the generated exchangePlugin) on a Fastify app and returns a handle to
  * close it and read its counters. `adxkit serve --bidders FILE` wires it with `loadBidders`.
  */
-import { performance } from "node:perf_hooks";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { exchangePlugin } from "@adxkit/bindings/fastify";
 import type { AuctionAccount } from "../accounts/auction-keys.js";
 import { Exchange, type ExchangeOptions } from "./exchange.js";
 import { parseBidRequestBody } from "./forward.js";
-import { LoopLagProbe } from "./overload.js";
 import type { SealKeyRing } from "./token-seal.js";
 import type { CurrencyConverter } from "./currency.js";
 
@@ -48,24 +46,23 @@ const accounts = new WeakMap<FastifyRequest, AuctionAccount>();
  */
 export function registerExchange(app: FastifyInstance, options: ExchangeOptions): ExchangeHandle {
   const exchange = new Exchange({ ...options, logger: options.logger ?? app.log });
-  // With load shedding, the time a request waited unseen (the event loop's lag) counts as spent.
-  const lag = options.loadShedding ? new LoopLagProbe() : undefined;
   app.register(async (scope) => {
     await exchange.recover();
     await exchange.loadAuctionKeys();
-    // The auction's clock starts when the request arrives, before its body is read; so does
-    // the check of its key: an unauthenticated caller costs no body read and no JSON parse.
+    // The auction's clock starts when the request arrives, before its body is read; so do
+    // the check of its key (an unauthenticated caller costs no body read and no JSON parse) and
+    // load shedding (an auction shed while the loop is behind costs little more than its answer).
     scope.addHook("onRequest", async (request, reply) => {
-      startedAt.set(request, performance.now() - (lag?.waitedMs() ?? 0));
+      startedAt.set(request, exchange.arrivedAt());
       if ((request.routeOptions.config as { operationId?: string }).operationId !== "auction") return;
       const admission = await exchange.admit(request.headers.authorization, request.ip);
-      if (admission === undefined) return;
-      if ("account" in admission) {
-        accounts.set(request, admission.account);
-        return;
+      if (admission !== undefined && "refusal" in admission) {
+        const { status, headers, body } = admission.refusal;
+        return reply.code(status).headers(headers ?? {}).type("application/json; charset=utf-8").send(JSON.stringify(body));
       }
-      const { status, headers, body } = admission.refusal;
-      return reply.code(status).headers(headers ?? {}).type("application/json; charset=utf-8").send(JSON.stringify(body));
+      const shed = exchange.shedUnread();
+      if (shed !== undefined) return reply.code(shed.status).headers(shed.headers ?? {}).send();
+      if (admission !== undefined) accounts.set(request, admission.account);
     });
     await scope.register(exchangePlugin, {
       lenient: options.lenient === true,
@@ -79,7 +76,6 @@ export function registerExchange(app: FastifyInstance, options: ExchangeOptions)
     });
   });
   app.addHook("onClose", async () => {
-    lag?.stop();
     await exchange.close();
   });
   return { close: () => exchange.close(), stats: () => exchange.stats(), flushFacts: () => exchange.flushFacts(), useBillingKeys: (ring) => exchange.useBillingKeys(ring),

@@ -1,18 +1,18 @@
 /**
- * How long a request waited before the exchange saw it. The exchange's clock starts when Fastify
- * hands it a request, but an overloaded process reads its sockets late: the bytes wait in the
- * kernel while the event loop answers other auctions, and that time is invisible from inside the
- * request. It is about the event loop's own lag, which a timer measures: it asks to run every
+ * The event loop's lag, which decides load shedding (x-adxkit-auction overload, shed-lag-ms).
+ * The exchange's clock starts when Fastify hands it a request, but an overloaded process reads
+ * its sockets late: the bytes wait in the kernel while the loop answers other auctions, and
+ * that time is invisible from inside the request. A timer measures it: it asks to run every
  * `intervalMs` and records how late it ran. Timers run before the sockets are read in each turn
  * of the loop, so the requests read in a turn have waited about as long as that turn's tick was
  * late (or as the tick is overdue now, when it has not run yet).
  *
- * The last tick's lateness, not a peak kept over time: on a machine whose other processes take
- * the cores now and then, a kept peak would shed auctions that had not waited.
- *
- * An auction whose budget, less that wait, cannot hold the bidders' minimum is not run: it is
- * answered 204 at once (counted `overloaded`), because an answer after its deadline is thrown away
- * by the caller and only takes time from the auctions that can still make theirs.
+ * Two readings: `waitedMs`, the wait a request read now has had (the last tick's lateness, not a
+ * peak kept over time: on a machine whose other processes take the cores now and then, a kept
+ * peak would shed auctions that had not waited); and `behindMs`, how long the tick is overdue
+ * right now, i.e. how far the current turn has run past its time. A request read once the turn
+ * is shed-lag-ms behind is shed before its body is read: the auctions already admitted in the
+ * turn fill it, and each more would push them all, and itself, past their deadlines.
  */
 
 /** The clock and timer the probe uses (injected in tests). */
@@ -30,6 +30,7 @@ const realClock: LagClock = {
   },
 };
 
+/** Options of the probe (ExchangeOptions.loadShedding). */
 export interface LagProbeOptions {
   /** How often the probe asks to run (default 5 ms). */
   intervalMs?: number;
@@ -57,11 +58,15 @@ export class LoopLagProbe {
     this.last = now;
   }
 
-  /** Milliseconds a request arriving now is likely to have waited unseen. */
+  /** Milliseconds a request arriving now is likely to have waited unseen (also how late a timer set now will run). */
   waitedMs(): number {
     // A tick that is overdue right now is lag too, seen before the timer gets to run.
-    const overdue = Math.max(0, this.clock.now() - this.last - this.intervalMs);
-    return Math.max(this.lastLateness, overdue);
+    return Math.max(this.lastLateness, this.behindMs());
+  }
+
+  /** Milliseconds the loop is behind right now: how long its tick is overdue (0 while on time). */
+  behindMs(): number {
+    return Math.max(0, this.clock.now() - this.last - this.intervalMs);
   }
 
   stop(): void {

@@ -109,7 +109,7 @@ export class ServerMetrics {
       [{ outcome: "invalid" }, s.invalidRequests],
     ]);
     counter("adxkit_auctions_late_total", "Auctions whose answer left the handler after tmax + 10 ms", [], (s) => [[{}, s.late]]);
-    counter("adxkit_auctions_overloaded_total", "Auctions answered 204 at once: what the request had waited unseen left its bidders less than shed-below-ms", [], (s) => [[{}, s.overloaded]]);
+    counter("adxkit_auctions_overloaded_total", "Auctions answered 204 at once, x-adxkit-no-bid: overloaded: the event loop was more than shed-lag-ms behind (body unread), or the wait left the bidders less than shed-below-ms", [], (s) => [[{}, s.overloaded]]);
     counter("adxkit_auctions_currency_unsupported_total", "Auctions answered 204 at once: no currency of the request's cur converts to the reports' currency", [], (s) => [[{}, s.currencyUnsupported]]);
     counter("adxkit_auction_imps_total", "Imps offered in valid bid requests, and imps won", ["result"], (s) => [
       [{ result: "offered" }, s.impsOffered],

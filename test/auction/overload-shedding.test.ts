@@ -3,10 +3,14 @@
 // minimum, the auction is answered 204 at once, its supply requests counted, no bidder called.
 // The stall is a synchronous busy loop in the test (the exchange shares this process), so its
 // length is a floor whatever the machine's speed: a slower machine only stalls longer.
+// A request arriving while the loop is more than shed-lag-ms behind is shed before its body is
+// read; those tests drive the lag probe's clock (overload.ts), so no timing decides them.
 import { once } from "node:events";
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { answer, bannerRequest, bid, GENEROUS_TMAX, startExchange, startFakeBidder, type FakeBidder, type TestExchange } from "./helpers.js";
+import { auctionRules } from "@adxkit/bindings";
+import type { LagClock } from "../../service/auction/overload.js";
+import { answer, bannerRequest, bid, eventually, GENEROUS_TMAX, startExchange, startFakeBidder, type FakeBidder, type TestExchange } from "./helpers.js";
 
 /** Keeps this process's event loop busy for `ms` (nothing else runs meanwhile). */
 function stall(ms: number): void {
@@ -34,18 +38,53 @@ async function auctionDuringStall(exchange: TestExchange, request: unknown, stal
   return { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1]), noBid: /^x-adxkit-no-bid: (.*)\r$/im.exec(answer)?.[1] };
 }
 
+/**
+ * The lag probe's clock, driven by the test: `behind(ms)` makes the loop that far behind now
+ * (its tick overdue), `lateTick(ms)` makes its tick run that late, and the loop on time after.
+ */
+function drivenClock() {
+  let now = 1_000;
+  let last = now;
+  let tick: (() => void) | undefined;
+  const intervalMs = 5;
+  const clock: LagClock = {
+    now: () => now,
+    every(_ms, fn) {
+      tick = fn;
+      return { stop: () => (tick = undefined) };
+    },
+  };
+  return {
+    options: { clock, intervalMs },
+    behind(ms: number) {
+      now = last + intervalMs + ms;
+    },
+    lateTick(ms: number) {
+      now = last + intervalMs + ms;
+      tick?.();
+      last = now;
+    },
+  };
+}
+
 let bidder: FakeBidder;
 let shedding: TestExchange;
 let plain: TestExchange;
+let driven: TestExchange;
+let lag: ReturnType<typeof drivenClock>;
 
 beforeAll(async () => {
   bidder = await startFakeBidder((r) => ({ body: answer(r, [bid(1.5)]) }));
-  shedding = await startExchange([{ id: "dsp", endpoint: bidder.endpoint, seat: "s" }], { loadShedding: true });
-  plain = await startExchange([{ id: "dsp", endpoint: bidder.endpoint, seat: "s" }]);
+  const bidders = [{ id: "dsp", endpoint: bidder.endpoint, seat: "s" }];
+  shedding = await startExchange(bidders, { loadShedding: true });
+  plain = await startExchange(bidders);
+  lag = drivenClock();
+  driven = await startExchange(bidders, { loadShedding: lag.options });
 });
 afterAll(async () => {
   await shedding?.close();
   await plain?.close();
+  await driven?.close();
   await bidder?.close();
 });
 
@@ -73,4 +112,109 @@ describe("load shedding", () => {
     expect(await auctionDuringStall(plain, bannerRequest({ tmax: 1000 }), 1500)).toEqual({ status: 200, noBid: undefined });
     expect(plain.handle.stats().overloaded).toBe(0);
   });
+});
+
+/** Sends `body` as an auction on a connection of its own (the test exchange's pool may be busy); resolves with status and x-adxkit-no-bid. */
+async function rawAuction(exchange: TestExchange, body: string): Promise<{ status: number; noBid?: string }> {
+  const { port } = new URL(exchange.url);
+  const socket = connect(Number(port), "127.0.0.1");
+  await once(socket, "connect");
+  let text = "";
+  socket.setEncoding("latin1");
+  socket.on("data", (chunk: string) => (text += chunk));
+  const ended = once(socket, "end");
+  socket.write(`POST /openrtb2/auction HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  await ended;
+  return { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]), noBid: /^x-adxkit-no-bid: (.*)\r$/im.exec(text)?.[1] };
+}
+
+/**
+ * Runs `count` auctions on `exchange` whose bidder holds its answer, calls `during` while they
+ * run, then lets the bidder answer; resolves with what `during` returned.
+ */
+async function whileRunning<T>(exchange: TestExchange, count: number, during: () => Promise<T>): Promise<T> {
+  const held: (() => void)[] = [];
+  const calls = bidder.requests.length;
+  bidder.behave((r) => new Promise((resolve) => held.push(() => resolve({ body: answer(r, [bid(1.5)]) }))));
+  const running = Array.from({ length: count }, () => exchange.auction(bannerRequest()));
+  await eventually(async () => bidder.requests.length, (n) => n >= calls + count, undefined, `${count} auctions at the bidder`);
+  try {
+    return await during();
+  } finally {
+    bidder.behave((r) => ({ body: answer(r, [bid(1.5)]) }));
+    for (const release of held) release();
+    await Promise.all(running);
+  }
+}
+
+describe("shedding before the body is read (shed-lag-ms, shed-min-running)", () => {
+  test("a request arriving while the loop is more than shed-lag-ms behind, with shed-min-running auctions running, is answered 204 overloaded unread: no bidder called, counted in no report", async () => {
+    await driven.handle.flushFacts();
+    const requestsBefore = driven.sink.sum("request", { side: "supply" });
+    const before = driven.handle.stats();
+    const [shed, calls] = await whileRunning(driven, auctionRules.shedMinRunning, async () => {
+      const calls = bidder.requests.length;
+      lag.behind(auctionRules.shedLagMs + 1);
+      const shed = await rawAuction(driven, JSON.stringify(bannerRequest()));
+      lag.lateTick(0);
+      return [shed, bidder.requests.length - calls];
+    });
+    expect(shed).toEqual({ status: 204, noBid: "overloaded" });
+    expect(calls).toBe(0);
+    const after = driven.handle.stats();
+    expect([after.overloaded - before.overloaded, after.auctions - before.auctions]).toEqual([1, auctionRules.shedMinRunning + 1]);
+    await driven.handle.flushFacts();
+    // The auctions that ran count their requests; the shed one, unread, does not.
+    expect(driven.sink.sum("request", { side: "supply" }) - requestsBefore).toBe(auctionRules.shedMinRunning);
+  });
+
+  test("the body is not read: a malformed one is shed too, not answered 400", async () => {
+    const before = driven.handle.stats();
+    const shed = await whileRunning(driven, auctionRules.shedMinRunning, async () => {
+      lag.behind(auctionRules.shedLagMs + 1);
+      const shed = await rawAuction(driven, "{not json");
+      lag.lateTick(0);
+      return shed;
+    });
+    expect(shed).toEqual({ status: 204, noBid: "overloaded" });
+    expect(driven.handle.stats().invalidRequests).toBe(before.invalidRequests);
+  });
+
+  test("at shed-lag-ms behind, not more, the request is read and the auction runs", async () => {
+    const ran = await whileRunning(driven, auctionRules.shedMinRunning, async () => {
+      const calls = bidder.requests.length;
+      lag.behind(auctionRules.shedLagMs);
+      const answer = rawAuction(driven, JSON.stringify(bannerRequest()));
+      await eventually(async () => bidder.requests.length, (n) => n > calls, undefined, "the auction at the bidder");
+      lag.lateTick(0);
+      return { answer }; // not awaited here: the bidder answers once `during` is done
+    });
+    expect((await ran.answer).status).toBe(200);
+  });
+
+  test("with fewer than shed-min-running auctions running, a loop far behind is a stall, not load: the request is read and runs", async () => {
+    const before = driven.handle.stats();
+    const ran = await whileRunning(driven, auctionRules.shedMinRunning - 1, async () => {
+      const calls = bidder.requests.length;
+      lag.behind(auctionRules.shedLagMs + 100);
+      const answer = rawAuction(driven, JSON.stringify(bannerRequest()));
+      await eventually(async () => bidder.requests.length, (n) => n > calls, undefined, "the auction at the bidder");
+      lag.lateTick(0);
+      return { answer }; // not awaited here: the bidder answers once `during` is done
+    });
+    expect((await ran.answer).status).toBe(200);
+    expect(driven.handle.stats().overloaded).toBe(before.overloaded);
+  });
+
+  test("the loop's lag is taken out of the bidders' budget twice: the wait before the request was read, and the slip of their timers", async () => {
+    // The last tick ran a second late; the loop is on time now. tmax 3000 leaves bidders 2700 ms
+    // less 1000 waited and 1000 of timer slip: at most 700 (without the slip it would be 1700).
+    lag.lateTick(1000);
+    const calls = bidder.requests.length;
+    expect((await driven.auction(bannerRequest({ tmax: 3000 }))).status).toBe(200);
+    expect(bidder.requests.length).toBe(calls + 1);
+    expect(bidder.requests.at(-1).tmax).toBeLessThanOrEqual(700);
+    lag.lateTick(0);
+  });
+
 });
