@@ -1,5 +1,6 @@
 // The loop-lag probe on an injected clock: on-time ticks read no wait, a late tick reads its
-// lateness until the next tick, and an overdue tick counts before it runs.
+// lateness until the next tick, and an overdue tick counts before it runs; how far the loop is
+// behind right now (what sheds a request unread) is only the overdue part.
 import { describe, expect, it } from "vitest";
 import { LoopLagProbe, type LagClock } from "../../service/auction/overload.js";
 
@@ -63,5 +64,16 @@ describe("LoopLagProbe", () => {
     expect(seen).toEqual([40, 60, 45, 50]);
     probe.stop();
     expect(t.stopped()).toBe(true);
+  });
+
+  it("reads how far the loop is behind now from the overdue tick only, not from the last tick's lateness", () => {
+    const t = fakeClock();
+    const probe = new LoopLagProbe({ intervalMs: 5, clock: t.clock });
+    t.run(85); // the last turn ran 80 ms late; this one has just begun
+    expect([probe.waitedMs(), probe.behindMs()]).toEqual([80, 0]);
+    t.advance(30); // this turn has kept the tick waiting 25 ms past its time
+    expect([probe.waitedMs(), probe.behindMs()]).toEqual([80, 25]);
+    t.run(0);
+    expect([probe.waitedMs(), probe.behindMs()]).toEqual([25, 0]);
   });
 });
