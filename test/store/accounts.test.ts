@@ -69,6 +69,15 @@ describe("accounts", () => {
     expect(await store.revokeAccount("u_unknown")).toBe(false);
   });
 
+  it("a credential verified (and remembered) before its revocation stops working at once", async () => {
+    const { userid, authorization } = await store.createAccount({ side: "supply", publisher_ids: ["pub-1"] });
+    expect(await store.verifyCredentials(userid, authorization)).toMatchObject({ userid });
+    expect(await store.verifyCredentials(userid, authorization)).toMatchObject({ userid });
+    expect(await store.verifyCredentials(userid, `${authorization}x`)).toBeNull();
+    expect(await store.revokeAccount(userid)).toBe(true);
+    expect(await store.verifyCredentials(userid, authorization)).toBeNull();
+  });
+
   it.each([
     ["supply without publisher ids", { side: "supply" }],
     ["supply with an empty list", { side: "supply", publisher_ids: [] }],

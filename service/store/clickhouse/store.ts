@@ -6,6 +6,10 @@ import { insertBilled } from "./billed.js";
 import { ingestClickHouse } from "./ingest.js";
 import { readRecoveryState, SWEEP_EVERY_MS, writeRecovery } from "./recovery.js";
 import { runReportJson } from "./report.js";
+import { CredentialsCache } from "../credentials-cache.js";
+
+/** How long a credential verified on this node is trusted: a revocation on another node sharing the database takes effect within it. */
+export const CREDENTIALS_TTL_MS = 5000;
 
 /** `ReportStore` on ClickHouse (current servers with bound parameters; 18.x with escaped literals). */
 export class ClickHouseReportStore implements ReportStore {
@@ -15,6 +19,7 @@ export class ClickHouseReportStore implements ReportStore {
   private loads: Promise<unknown> = Promise.resolve();
   /** When expired billing tokens were last deleted. */
   private lastSweep = 0;
+  private readonly credentials = new CredentialsCache({ ttlMs: CREDENTIALS_TTL_MS });
 
   private constructor(
     private readonly connection: ClickHouseConnection,
@@ -73,12 +78,17 @@ export class ClickHouseReportStore implements ReportStore {
     return this.connection.use(() => listAccounts(this.connection));
   }
 
-  revokeAccount(userid: string): Promise<boolean> {
-    return this.connection.use(() => revokeAccount(this.connection, userid));
+  async revokeAccount(userid: string): Promise<boolean> {
+    this.credentials.forget(userid);
+    try {
+      return await this.connection.use(() => revokeAccount(this.connection, userid));
+    } finally {
+      this.credentials.forget(userid);
+    }
   }
 
   verifyCredentials(userid: string, authorization: string): Promise<Account | null> {
-    return this.connection.use(() => verifyCredentials(this.connection, userid, authorization));
+    return this.credentials.verify(userid, authorization, () => this.connection.use(() => verifyCredentials(this.connection, userid, authorization)));
   }
 
   ping(): Promise<void> {

@@ -7,12 +7,15 @@ import type { Side } from "@adxkit/bindings/reports";
 import { ingestFacts, type Column } from "./ingest.js";
 import { readRecoveryState, SWEEP_EVERY_MS } from "./recovery.js";
 import { DictionaryCodes } from "./codes.js";
+import { CredentialsCache } from "../credentials-cache.js";
 import { runReportJson } from "./report.js";
 
 /** `ReportStore` on DuckDB. */
 export class DuckDBReportStore implements ReportStore {
   private readonly dictionaries: Dictionaries = createDictionaries();
   private readonly codes = new DictionaryCodes();
+  /** One process holds the file (connection.ts), so every revocation passes through here: no expiry needed. */
+  private readonly credentials = new CredentialsCache({ ttlMs: Number.POSITIVE_INFINITY });
   /** The hourly tables' columns, read at the first load. */
   private readonly layout = new Map<Side, Column[]>();
   /** Loads run one after another: they share the dictionary caches. */
@@ -59,12 +62,17 @@ export class DuckDBReportStore implements ReportStore {
     return this.pool.use((connection) => listAccounts(connection));
   }
 
-  revokeAccount(userid: string): Promise<boolean> {
-    return this.pool.use((connection) => revokeAccount(connection, userid));
+  async revokeAccount(userid: string): Promise<boolean> {
+    this.credentials.forget(userid);
+    try {
+      return await this.pool.use((connection) => revokeAccount(connection, userid));
+    } finally {
+      this.credentials.forget(userid);
+    }
   }
 
   verifyCredentials(userid: string, authorization: string): Promise<Account | null> {
-    return this.pool.use((connection) => verifyCredentials(connection, userid, authorization));
+    return this.credentials.verify(userid, authorization, () => this.pool.use((connection) => verifyCredentials(connection, userid, authorization)));
   }
 
   async ping(): Promise<void> {
