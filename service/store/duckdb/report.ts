@@ -4,6 +4,7 @@ import { planReport, type PlanOptions } from "../plan.js";
 import type { ReportJson, ReportQuery } from "../store.js";
 import type { DictionaryCodes } from "./codes.js";
 import { renderReport } from "./report-sql.js";
+import { runPrepared } from "./statements.js";
 
 /** Runs one report (asynchronously, on DuckDB's threads); its rows come back as one JSON string. */
 export async function runReportJson(connection: DuckDBConnection, codes: DictionaryCodes, query: ReportQuery, options?: PlanOptions): Promise<ReportJson> {
@@ -13,7 +14,7 @@ export async function runReportJson(connection: DuckDBConnection, codes: Diction
   for (const filter of plan.filters) if (filter.type === "string") wanted.set(filter.dimension, [...(filter.values as string[])]);
   await codes.load(connection, wanted);
   const { sql, values, types } = renderReport(plan, (dimension, wantedValues) => codes.codesOf(dimension, wantedValues));
-  const reader = await connection.runAndReadAll(sql, values, types);
+  const reader = await runPrepared(connection, sql, values, types);
   const [[total, rows]] = reader.getRowsJS();
   return { total: Number(total), rowsJson: String(rows) };
 }
