@@ -21,6 +21,7 @@ export interface OperationInput<T = unknown> {
 /** What a handler returns: the HTTP status, and a JSON body (or a string) unless the status has none. */
 export interface OperationOutput {
   status: number;
+  /** An object (sent as JSON), a string or bytes (sent as they are, with `headers["content-type"]`). */
   body?: unknown;
   headers?: Record<string, string>;
 }
@@ -159,5 +160,7 @@ export async function handleOperation(
   if (output.headers) reply.headers(output.headers);
   if (output.body === undefined || output.status === 204) await reply.send();
   else if (typeof output.body === "string") await reply.type(output.headers?.["content-type"] ?? "text/plain; charset=utf-8").send(output.body);
+  // Bytes made elsewhere (a report's JSON from the store) go out as they are, never re-encoded.
+  else if (output.body instanceof Uint8Array) await reply.type(output.headers?.["content-type"] ?? "application/octet-stream").send(output.body);
   else await reply.type("application/json; charset=utf-8").send(JSON.stringify(output.body));
 }

@@ -14,12 +14,14 @@ export function successEnvelope(total: number, rows: ReportRow[], now?: Date): R
 }
 
 /**
- * The success envelope as JSON text around rows that are JSON text already (the store's
- * `reportJson`): a heavy report is sent without parsing or building its rows.
+ * The success envelope as JSON around rows that are JSON already (the store's `reportJson`), as
+ * text or as UTF-8 bytes like the rows: a heavy report is sent without parsing or building its rows.
  */
-export function successEnvelopeJson(total: number, rowsJson: string, now?: Date): string {
+export function successEnvelopeJson(total: number, rowsJson: string | Uint8Array, now?: Date): string | Buffer {
   const head = JSON.stringify({ timestamp: envelopeTimestamp(now), status: { code: ReportStatusCode.Success, msg: reportStatusMessage(0) } });
-  return `${head.slice(0, -1)},"data":{"total":${JSON.stringify(total)},"data":${rowsJson}}}`;
+  const before = `${head.slice(0, -1)},"data":{"total":${JSON.stringify(total)},"data":`;
+  if (typeof rowsJson === "string") return `${before}${rowsJson}}}`;
+  return Buffer.concat([Buffer.from(before, "utf8"), rowsJson, Buffer.from("}}", "utf8")]);
 }
 
 export function errorEnvelope(code: number, detail?: string, now?: Date): ReportEnvelope {

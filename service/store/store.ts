@@ -43,7 +43,8 @@ export interface ReportResult {
 /** The same, the rows as the JSON text of their array, made by the engine. */
 export interface ReportJson {
   total: number;
-  rowsJson: string;
+  /** The JSON array as text, or as its UTF-8 bytes (DuckDB: they go to the socket without being decoded and encoded again). */
+  rowsJson: string | Uint8Array;
 }
 
 /** A report account, without its credential. */
@@ -174,5 +175,6 @@ export interface StoreOptions {
 /** `report` from `reportJson`: the rows parsed (for callers that want objects). */
 export async function parsedReport(json: Promise<ReportJson>): Promise<ReportResult> {
   const { total, rowsJson } = await json;
-  return { total, rows: JSON.parse(rowsJson) as ReportRow[] };
+  const text = typeof rowsJson === "string" ? rowsJson : Buffer.from(rowsJson.buffer, rowsJson.byteOffset, rowsJson.byteLength).toString("utf8");
+  return { total, rows: JSON.parse(text) as ReportRow[] };
 }

@@ -23,6 +23,7 @@ const facts: Fact[] = [
   { side: "supply", date_hour: "2026-10-01T05:00:00", publisher_id: "pub-1", app_bundle_id: "com.example.app", placement_id: "pl-1", ad_format: 1, platform: 2, country: "USA", request: 100, response: 80, impression: 60, revenue: 1.23 },
   { side: "supply", date_hour: "2026-10-03T07:00:00", publisher_id: "pub-1", app_bundle_id: "com.example.app", placement_id: "pl-2", ad_format: 2, platform: 1, country: "DEU", request: 40, response: 20, impression: 10, revenue: 0.5 },
   { side: "supply", date_hour: "2026-10-01T05:00:00", publisher_id: "pub-2", app_bundle_id: "com.other.app", placement_id: "pl-9", ad_format: 1, platform: 2, country: "USA", request: 777, response: 777, impression: 777, revenue: 777 },
+  { side: "supply", date_hour: "2026-10-04T08:00:00", publisher_id: "pub-3", app_bundle_id: 'jp.アプリ."q"\\é', placement_id: "pl-3", ad_format: 1, platform: 2, country: "JPN", request: 3, response: 2, impression: 1, revenue: 0.25 },
   { side: "supply", date_hour: "2019-12-01T00:00:00", publisher_id: "pub-1", app_bundle_id: "com.example.app", placement_id: "pl-1", ad_format: 1, platform: 2, country: "USA", request: 1, response: 1, impression: 1, revenue: 0.001 },
 ];
 
@@ -37,6 +38,7 @@ beforeAll(async () => {
   creds.supply = await store.createAccount({ side: "supply", publisher_ids: ["pub-1"] });
   creds.placement = await store.createAccount({ side: "supply", publisher_ids: ["pub-1"], placement_dimensions: true });
   creds.legacy = await store.createAccount({ side: "supply", publisher_ids: ["pub-1"], legacy: true });
+  creds.unicode = await store.createAccount({ side: "supply", publisher_ids: ["pub-3"] });
   app = await buildApp({ store });
 });
 
@@ -247,6 +249,19 @@ describe("on a real socket", () => {
     const body = JSON.parse(await response.body.text());
     expect(response.statusCode).toBe(200);
     expect(body.data).toEqual({ total: 1, data: [{ revenue: 0.9 }] });
+    await server.close();
+  });
+
+  it("B's rows leave as UTF-8 bytes: names beyond ASCII and with quotes or backslashes arrive intact", async () => {
+    const server = await buildApp({ store });
+    await server.listen({ host: "127.0.0.1", port: 0 });
+    const { port } = server.server.address() as { port: number };
+    const response = await request(`http://127.0.0.1:${port}${B}`, { method: "POST", headers: headers("unicode"), body: JSON.stringify({ ...october, dimensions: ["date", "app_bundle_id"], metrics: ["revenue"] }) });
+    const bytes = Buffer.from(await response.body.arrayBuffer());
+    expect(response.headers["content-type"]).toBe("application/json; charset=utf-8");
+    expect(Number(response.headers["content-length"])).toBe(bytes.length);
+    const body = checkEnvelope(B, response.statusCode, bytes.toString("utf8"));
+    expect(body.data).toEqual({ total: 1, data: [{ date: "2026-10-04", app_bundle_id: 'jp.アプリ."q"\\é', revenue: 0.25 }] });
     await server.close();
   });
 

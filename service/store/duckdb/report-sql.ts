@@ -6,7 +6,7 @@
  *
  * Shape: the plan's parts (each a time range of one table, with scope and filters) → one
  * aggregation by the dimensions → each row as JSON text, made by DuckDB (json_object, the
- * dictionaries joined for names and sorting) → one string: the rows' JSON array, in order, cut
+ * dictionaries joined for names and sorting) → one BLOB: the rows' JSON array, in order, cut
  * at the limit, and the row count before it. JS never builds an object per row.
  */
 import { DATE, INTEGER, TIMESTAMP, DuckDBDateValue, DuckDBTimestampValue, type DuckDBType, type DuckDBValue } from "@duckdb/node-api";
@@ -14,7 +14,7 @@ import type { ReportMetricTable } from "@adxkit/bindings/reports";
 import type { PlanPart, ReportPlan } from "../plan.js";
 import { columnOf, dictionaryOf, TIME_COLUMN, tableOf } from "./layout.js";
 
-/** A report ready to run: one row, `total` (DOUBLE) and `rows` (the JSON array). */
+/** A report ready to run: one row, `total` (DOUBLE) and `rows` (the JSON array's UTF-8 bytes, a BLOB: JS never decodes it to a string). */
 export interface ReportSql {
   sql: string;
   values: DuckDBValue[];
@@ -100,12 +100,12 @@ export function renderReport(plan: ReportPlan, codesOf: CodesOf): ReportSql {
   const pairs = [...plan.dimensions.map((d, i) => `'${d.name}', ${field(i)}`), ...plan.metrics.map((m) => `'${m.name}', ${metricSql(m, plan.zeroDenominator)}`)];
   if (plan.dimensions.length === 0) {
     // One total row, always: no sorting, counting or limit to do.
-    return { sql: `WITH g AS (${grouped}) SELECT CAST(1 AS DOUBLE) AS total, '[' || json_object(${pairs.join(", ")}) || ']' AS rows FROM g`, values: params.values, types: params.types };
+    return { sql: `WITH g AS (${grouped}) SELECT CAST(1 AS DOUBLE) AS total, encode('[' || json_object(${pairs.join(", ")}) || ']') AS rows FROM g`, values: params.values, types: params.types };
   }
   const order = plan.dimensions.map((d, i) => (d.type === "string" ? `d${i}.value` : `g.k${i}`)).join(", ");
   const rows = `SELECT json_object(${pairs.join(", ")}) AS j, row_number() OVER (${order ? `ORDER BY ${order}` : ""}) AS n, count(*) OVER () AS total FROM g${joins}`;
   const sql =
     `WITH g AS (${grouped}), r AS (${rows}) ` +
-    `SELECT CAST(COALESCE(max(total), 0) AS DOUBLE) AS total, '[' || COALESCE(string_agg(j, ',' ORDER BY n), '') || ']' AS rows FROM r WHERE n <= ${params.add(plan.limit, INTEGER)}`;
+    `SELECT CAST(COALESCE(max(total), 0) AS DOUBLE) AS total, encode('[' || COALESCE(string_agg(j, ',' ORDER BY n), '') || ']') AS rows FROM r WHERE n <= ${params.add(plan.limit, INTEGER)}`;
   return { sql, values: params.values, types: params.types };
 }

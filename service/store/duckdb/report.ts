@@ -1,5 +1,5 @@
 /** Runs a report on one connection: the plan rendered to SQL, DuckDB's answer as JSON text. */
-import type { DuckDBConnection } from "@duckdb/node-api";
+import type { DuckDBBlobValue, DuckDBConnection } from "@duckdb/node-api";
 import { planReport, type PlanOptions } from "../plan.js";
 import type { ReportJson, ReportQuery } from "../store.js";
 import type { DictionaryCodes } from "./codes.js";
@@ -15,6 +15,6 @@ export async function runReportJson(connection: DuckDBConnection, codes: Diction
   await codes.load(connection, wanted);
   const { sql, values, types } = renderReport(plan, (dimension, wantedValues) => codes.codesOf(dimension, wantedValues));
   const reader = await runPrepared(connection, sql, values, types);
-  const [[total, rows]] = reader.getRowsJS();
-  return { total: Number(total), rowsJson: String(rows) };
+  const [[total, rows]] = reader.getRows();
+  return { total: Number(total), rowsJson: (rows as DuckDBBlobValue).bytes };
 }
