@@ -179,3 +179,14 @@ export function planReport(query: ReportQuery, options: PlanOptions = {}): Repor
   const counters = [...new Set(metrics.flatMap((m) => (m.denominator === undefined ? [m.numerator] : [m.numerator, m.denominator])))];
   return { side: query.side, dimensions, metrics, counters, scope, filters, parts: splitTime(first, last, tables), limit: query.limit, zeroDenominator: model.zeroDenominator };
 }
+
+/**
+ * Whether a report reads a table as detailed as the facts (every key dimension, by hour or by
+ * day): the reports whose cost grows with the traffic (a month of a full daily rollup is most of
+ * a million rows at the bench's size), unlike those a summary or monthly rollup answers. A
+ * server runs these a few at a time (duckdb/store.ts), so they never take every core.
+ */
+export function readsFactDetail(plan: ReportPlan, model: ReportModelTables = reportModel): boolean {
+  const keyDimensions = model.sides[plan.side].key.length - 1;
+  return plan.parts.some((part) => part.table.grain !== "month" && part.table.dimensions.length >= keyDimensions);
+}

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { renderReport } from "../../service/store/duckdb/report-sql.js";
 import { openStore } from "../../service/store/index.js";
-import { planReport, splitTime, type FactTable } from "../../service/store/plan.js";
+import { planReport, readsFactDetail, splitTime, type FactTable } from "../../service/store/plan.js";
 import { supply, supplyQuery } from "./helpers.js";
 
 const hostile = "x'); DROP TABLE accounts; --";
@@ -25,6 +25,18 @@ describe("planReport: which table answers each part of the range", () => {
     expect(parts(supplyQuery({ dimensions: ["date", "country"] }))).toEqual([["daily_summary", "2026-10-01T00", "2026-10-31T00"]]);
     expect(parts(supplyQuery({ dimensions: ["date", "app_bundle_id"] }))).toEqual([["daily", "2026-10-01T00", "2026-10-31T00"]]);
     expect(parts(supplyQuery({ dimensions: ["date_hour"] }))).toEqual([["hourly", "2026-10-01T00", "2026-10-31T23"]]);
+  });
+
+  it("tells the reports that read the facts' detail (a full table by day or hour) from those a summary or a month answers", () => {
+    const detailed = (query: Parameters<typeof planReport>[0]) => readsFactDetail(planReport(query));
+    expect(detailed(supplyQuery({ metrics: ["revenue"] }))).toBe(false);
+    expect(detailed(supplyQuery({ dimensions: ["date", "country"] }))).toBe(false);
+    expect(detailed(supplyQuery({ dimensions: ["app_bundle_id"] }))).toBe(false);
+    expect(detailed(supplyQuery({ dimensions: ["date", "app_bundle_id"] }))).toBe(true);
+    expect(detailed(supplyQuery({ dimensions: ["date_hour"] }))).toBe(true);
+    // A ragged range reads some hours of the facts, whatever the rest reads.
+    expect(detailed(supplyQuery({ start: "2026-09-29T05:30:00", end: "2026-11-02T01:00:00" }))).toBe(true);
+    expect(detailed(supplyQuery({ metrics: ["revenue"] }))).toBe(false);
   });
 
   it("covers ragged edges with days and hours around the whole months", () => {

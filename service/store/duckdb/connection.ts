@@ -78,6 +78,27 @@ export class ConnectionPool {
   }
 }
 
+/** Runs work at most `size` at a time, the rest in arrival order. */
+export class Slots {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly size: number) {}
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.running >= this.size) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.running++;
+    try {
+      return await work();
+    } finally {
+      // The slot passes straight to the next caller, or frees up.
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
+    }
+  }
+}
+
 /** DuckDB's resources (docs/reports.md, "DuckDB's threads and memory"). */
 export interface DuckDBOptions {
   /** Worker threads; default DuckDB's own (every core). A server gives one core less (`serveThreads`). */

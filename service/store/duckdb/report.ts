@@ -1,14 +1,13 @@
 /** Runs a report on one connection: the plan rendered to SQL, DuckDB's answer as JSON text. */
 import type { DuckDBBlobValue, DuckDBConnection } from "@duckdb/node-api";
-import { planReport, type PlanOptions } from "../plan.js";
-import type { ReportJson, ReportQuery } from "../store.js";
+import type { ReportPlan } from "../plan.js";
+import type { ReportJson } from "../store.js";
 import type { DictionaryCodes } from "./codes.js";
 import { renderReport } from "./report-sql.js";
 import { runPrepared } from "./statements.js";
 
-/** Runs one report (asynchronously, on DuckDB's threads); its rows come back as one JSON string. */
-export async function runReportJson(connection: DuckDBConnection, codes: DictionaryCodes, query: ReportQuery, options?: PlanOptions): Promise<ReportJson> {
-  const plan = planReport(query, options);
+/** Runs one planned report (asynchronously, on DuckDB's threads); its rows come back as one JSON string. */
+export async function runReportJson(connection: DuckDBConnection, codes: DictionaryCodes, plan: ReportPlan): Promise<ReportJson> {
   // The string values the report filters on, as dictionary codes (cached after the first time).
   const wanted = new Map<string, string[]>([[plan.scope.dimension, [...plan.scope.values]]]);
   for (const filter of plan.filters) if (filter.type === "string") wanted.set(filter.dimension, [...(filter.values as string[])]);

@@ -1,7 +1,8 @@
 /** The DuckDB report store: one database file (or `:memory:`), a pool of connections, serialised loads. */
 import { parsedReport, type Account, type AuctionKeyRecord, type Fact, type IngestOptions, type NewAccount, type RecoveryState, type ReportJson, type ReportQuery, type ReportResult, type ReportStore } from "../store.js";
 import { auctionKeys, createAccount, issueAuctionKey, listAccounts, revokeAccount, verifyCredentials } from "./accounts.js";
-import { openDatabase, type ConnectionPool, type DuckDBOptions } from "./connection.js";
+import { availableParallelism } from "node:os";
+import { openDatabase, Slots, type ConnectionPool, type DuckDBOptions } from "./connection.js";
 import { createDictionaries, type Dictionaries } from "./dictionary.js";
 import type { Side } from "@adxkit/bindings/reports";
 import { ingestFacts, type Column } from "./ingest.js";
@@ -9,6 +10,7 @@ import { readRecoveryState, SWEEP_EVERY_MS } from "./recovery.js";
 import { DictionaryCodes } from "./codes.js";
 import { CredentialsCache } from "../credentials-cache.js";
 import { runReportJson } from "./report.js";
+import { planReport, readsFactDetail } from "../plan.js";
 
 /** `ReportStore` on DuckDB. */
 export class DuckDBReportStore implements ReportStore {
@@ -23,14 +25,24 @@ export class DuckDBReportStore implements ReportStore {
   /** When expired billing tokens were last deleted (with a load of the exchange's facts). */
   private lastSweep = 0;
 
+  /**
+   * Reports reading the facts' detail run at most as many at a time as DuckDB has threads: each
+   * runs on a thread of its own, so more would take the core the event loop was left (a server
+   * gives DuckDB one core less); summary and monthly reports, and accounts, never wait for them.
+   */
+  private readonly detailedReports: Slots;
+
   private constructor(
     private readonly pool: ConnectionPool,
     private readonly rollups: boolean,
-  ) {}
+    threads: number,
+  ) {
+    this.detailedReports = new Slots(threads);
+  }
 
   /** Opens a database file (creating its folder) or `:memory:`, running migrations. */
   static async open(db: string, options: DuckDBOptions & { rollups?: boolean } = {}): Promise<DuckDBReportStore> {
-    return new DuckDBReportStore(await openDatabase(db, options), options.rollups !== false);
+    return new DuckDBReportStore(await openDatabase(db, options), options.rollups !== false, options.threads ?? availableParallelism());
   }
 
   async ingest(facts: Iterable<Fact> | AsyncIterable<Fact>, options?: IngestOptions): Promise<number> {
@@ -50,8 +62,10 @@ export class DuckDBReportStore implements ReportStore {
     return parsedReport(this.reportJson(query));
   }
 
-  reportJson(query: ReportQuery): Promise<ReportJson> {
-    return this.pool.use((connection) => runReportJson(connection, this.codes, query, { rollups: this.rollups }));
+  async reportJson(query: ReportQuery): Promise<ReportJson> {
+    const plan = planReport(query, { rollups: this.rollups });
+    const run = () => this.pool.use((connection) => runReportJson(connection, this.codes, plan));
+    return readsFactDetail(plan) ? this.detailedReports.run(run) : run();
   }
 
   createAccount(a: NewAccount): Promise<{ userid: string; authorization: string }> {
