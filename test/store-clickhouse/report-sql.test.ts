@@ -4,6 +4,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { renderReport } from "../../service/store/clickhouse/report-sql.js";
+import { jsonLinesToArray } from "../../service/store/clickhouse/report.js";
 import { planReport } from "../../service/store/plan.js";
 import { SqlValues, quoteString, versionHasBoundParameters } from "../../service/store/clickhouse/sql.js";
 import type { ReportQuery } from "../../service/store/index.js";
@@ -89,5 +90,18 @@ describe("report SQL shape", () => {
     expect(versionHasBoundParameters("19.3.5")).toBe(false);
     expect(versionHasBoundParameters("19.11.3.11")).toBe(true);
     expect(versionHasBoundParameters("24.8.4.13")).toBe(true);
+  });
+});
+
+describe("JSON lines to the rows' array, in the answer's bytes", () => {
+  it.each([
+    ["no rows", "", "[]", 0],
+    ["one row", '{"a":1}\n', '[{"a":1}]', 1],
+    ["rows whose strings hold escaped newlines, commas, brackets and text beyond ASCII", '{"a":"x\\ny, [z]"}\n{"a":"アプリ é"}\n', '[{"a":"x\\ny, [z]"},{"a":"アプリ é"}]', 2],
+  ])("%s", (_, lines, array, rows) => {
+    const answer = jsonLinesToArray(Buffer.from(lines, "utf8"));
+    expect(answer.rows).toBe(rows);
+    expect(answer.bytes.toString("utf8")).toBe(array);
+    expect(JSON.parse(answer.bytes.toString("utf8"))).toHaveLength(rows);
   });
 });

@@ -105,17 +105,19 @@ export class ClickHouseConnection {
   }
 
   /**
-   * Runs a SELECT and returns its rows as JSON lines (JSONEachRow text, one object per line),
-   * 64-bit integers as JSON numbers.
+   * Runs a SELECT and returns its rows as JSON lines (JSONEachRow, one object per line, 64-bit
+   * integers as JSON numbers), as the answer's bytes: a large report never becomes a JS string
+   * (`query(…).text()` decodes it and measures it again, `exec` hands over the stream).
    */
-  async jsonLines(query: string, values?: SqlValues): Promise<string> {
-    const result = await this.client.query({
-      query,
-      format: "JSONEachRow",
+  async jsonLines(query: string, values?: SqlValues): Promise<Buffer> {
+    const result = await this.client.exec({
+      query: `${query} FORMAT JSONEachRow`,
       query_params: values?.queryParams(),
       clickhouse_settings: { output_format_json_quote_64bit_integers: 0 },
     });
-    return result.text();
+    const chunks: Buffer[] = [];
+    for await (const chunk of result.stream) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
   }
 
   /** Runs a statement that returns nothing. */
