@@ -185,6 +185,8 @@ export interface AuctionRulesModel {
   defaultCurrency: string;
   /** The currency the reports record revenue in. */
   reportCurrency: string;
+  /** The longest burl the exchange answers with; a winning bid whose sealed burl would be longer is dropped. */
+  maxBurlLength: number;
 }
 
 /**
@@ -429,6 +431,7 @@ export function buildModel(spec: LoadedSpec): Model {
       shedMinRunning: number("shed-min-running"),
       defaultCurrency: currency("default-currency"),
       reportCurrency: currency("report-currency"),
+      maxBurlLength: number("max-burl-length"),
     };
   }
   const secretNames = (where: string) =>

@@ -673,6 +673,11 @@ export const auctionRejections: readonly { id: string; description: string; rule
     "rules": []
   },
   {
+    "id": "burl-too-long",
+    "description": "The bid won, but the exchange's billing URL sealing its burl (macros replaced) would be longer than x-adxkit-auction max-burl-length: the bid is dropped before the answer and its imp is answered without a bid.",
+    "rules": []
+  },
+  {
     "id": "currency-not-allowed",
     "description": "The bid currency is not one of the request's allowed currencies (cur) and the exchange has no rate to convert it (x-adxkit-auction currency).",
     "rules": [
@@ -755,7 +760,7 @@ export const auctionRejections: readonly { id: string; description: string; rule
 ];
 
 /** Ids of the auction rejection reasons. */
-export type AuctionRejection = "markup-unavailable" | "invalid-response" | "below-floor" | "price-above-max" | "currency-not-allowed" | "currency-no-rate" | "advertiser-blocked" | "category-blocked" | "attribute-blocked" | "markup-mismatch" | "unknown-imp" | "duplicate-bid" | "notice-url-not-allowed" | "timeout" | "connection-error" | "http-error" | "malformed-response" | "wrong-request-id";
+export type AuctionRejection = "markup-unavailable" | "invalid-response" | "below-floor" | "price-above-max" | "burl-too-long" | "currency-not-allowed" | "currency-no-rate" | "advertiser-blocked" | "category-blocked" | "attribute-blocked" | "markup-mismatch" | "unknown-imp" | "duplicate-bid" | "notice-url-not-allowed" | "timeout" | "connection-error" | "http-error" | "malformed-response" | "wrong-request-id";
 
 /** The rejection reason of a validation rule's error on a bid (auction-rejections `rules`); others are invalid-response. */
 export const auctionRejectionOfRule: Readonly<Record<string, AuctionRejection>> = /* @__PURE__ */ Object.fromEntries(

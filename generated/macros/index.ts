@@ -65,5 +65,6 @@ export const auctionRules = {
   "shedLagMs": 20,
   "shedMinRunning": 16,
   "defaultCurrency": "USD",
-  "reportCurrency": "USD"
+  "reportCurrency": "USD",
+  "maxBurlLength": 2048
 } as const;

@@ -768,13 +768,19 @@ export class Exchange {
         k: encodeAuctionKey({ ...slot.supplyKey, bidder_id: candidate.bidder.config.id }),
         exp: expires,
       };
+      const burl = `${this.publicUrl}/events/billing?token=${sealBillingToken(claims, this.billingKeys)}`;
+      if (burl.length > auctionRules.maxBurlLength) {
+        // The billing URL could not travel to the device whole: no bid for this imp rather than one nobody can bill.
+        this.rejectBid(context, candidate.bidder, { reason: "burl-too-long", detail: `the billing URL would be ${burl.length} characters (max-burl-length ${auctionRules.maxBurlLength})` }, bid.id, bid.impid);
+        continue;
+      }
       const markup = winner.markup ?? bid.adm!;
       const out: Bid = {
         ...bid,
         price: fromMicros(winner.clearingMicros),
         // The markup passed its check for one of these kinds: its values are escaped for that kind.
         adm: replaceMacros(markup, values, markupKind(markup, slot.rules.kinds, this.lenient) ?? "banner"),
-        burl: `${this.publicUrl}/events/billing?token=${sealBillingToken(claims, this.billingKeys)}`,
+        burl,
       };
       let list = seats.get(candidate.seat);
       if (list === undefined) seats.set(candidate.seat, (list = []));
@@ -787,6 +793,7 @@ export class Exchange {
       this.counters.impsWon++;
       context.increments.push({ side: "supply", key: slot.supplyKey, id: slot.supplyId, counts: RESPONSE });
     }
+    if (seats.size === 0) return { status: 204 };
     const body: BidResponse = {
       id: context.request.id,
       cur: currency,
