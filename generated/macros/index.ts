@@ -66,5 +66,5 @@ export const auctionRules = {
   "shedMinRunning": 16,
   "defaultCurrency": "USD",
   "reportCurrency": "USD",
-  "maxBurlLength": 2048
+  "maxBurlLength": 8192
 } as const;
