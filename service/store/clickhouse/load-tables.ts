@@ -64,23 +64,28 @@ export class LoadTables {
       for (const side of sides) await this.connection.command(`INSERT INTO ${this.connection.table(`${side}_hourly`)} SELECT * FROM ${this.connection.table(this.name(`${side}_hourly`))}`);
       return;
     }
-    for (const side of sides) await this.sumRollups(side);
+    // Each rollup is summed as soon as its source is: both sides, and the rollups of one daily sum, at once.
+    const filled = new Map<string, Promise<void>>(sides.map((side) => [`${side}_hourly`, Promise.resolve()]));
+    for (const side of sides) {
+      for (const { table, source } of rollupSteps(side)) filled.set(storeTable(table), filled.get(storeTable(source))!.then(() => this.sum(table, source)));
+    }
+    // Every statement ends before the tables are moved, or dropped after a failure.
+    const failed = (await Promise.allSettled(filled.values())).find((r) => r.status === "rejected");
+    if (failed) throw failed.reason;
     await this.moveAll();
   }
 
-  /** Sums the side's rollups of the load into tables of its own. */
-  private async sumRollups(side: Side): Promise<void> {
+  /** Sums the load's rows of `source` into its own table standing for the rollup `table`. */
+  private async sum(table: FactTable, source: FactTable): Promise<void> {
+    await this.make(storeTable(table));
+    const time = TIME[table.grain];
+    const dimensions = table.dimensions.join(", ");
+    const columns = [time, ...table.dimensions, ...reportModel.counters.map((c) => c.name)].join(", ");
     const sums = reportModel.counters.map((c) => `sum(${c.name}) AS ${c.name}`).join(", ");
-    for (const { table, source } of rollupSteps(side)) {
-      await this.make(storeTable(table));
-      const time = TIME[table.grain];
-      const dimensions = table.dimensions.join(", ");
-      const columns = [time, ...table.dimensions, ...reportModel.counters.map((c) => c.name)].join(", ");
-      await this.connection.command(
-        `INSERT INTO ${this.connection.table(this.name(table))} (${columns})
-         SELECT ${timeFrom(source.grain, table.grain)} AS ${time}, ${dimensions}, ${sums} FROM ${this.connection.table(this.name(source))} GROUP BY ${time}, ${dimensions}`,
-      );
-    }
+    await this.connection.command(
+      `INSERT INTO ${this.connection.table(this.name(table))} (${columns})
+       SELECT ${timeFrom(source.grain, table.grain)} AS ${time}, ${dimensions}, ${sums} FROM ${this.connection.table(this.name(source))} GROUP BY ${time}, ${dimensions}`,
+    );
   }
 
   /** Moves every part of the load's tables into the store's, the facts last. */
