@@ -6,10 +6,11 @@
  * response, so the service, the OpenAPI documents and the docs' status tables say the same.
  */
 import type { ApiModel, ErrorsModel, NamedRuleModel, OperationModel } from "./model.js";
+import { kebab } from "./names.js";
 
 /** The kinds an operation's rules are declared for. */
 export const operationKinds = (op: OperationModel): string[] =>
-  [...new Set([op.payloadKind, op.operationId.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)])].filter((k): k is string => k !== undefined);
+  [...new Set([op.payloadKind, kebab(op.operationId)])].filter((k): k is string => k !== undefined);
 
 /**
  * The operations adxkit serves that a rule applies to: not the ones bidders serve (an address of

@@ -6,6 +6,7 @@
 import type { ApiModel, CodelistModel, FieldModel, Model, OperationModel, SchemaModel } from "../../model.js";
 import type { Render } from "../../templates.js";
 import { escapeHtml, prose, rootOf } from "./html.js";
+import { kebab } from "../../names.js";
 
 /** A field of an object that holds another object. */
 export interface Edge {
@@ -52,7 +53,7 @@ export const paths = {
   schema: (id: string) => `objects/${id}.html`,
   codelist: (id: string) => `codelists/${id}.html`,
   api: (id: string) => `interfaces/${id}.html`,
-  operation: (api: string, operationId: string) => `interfaces/${api}/${operationId.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}.html`,
+  operation: (api: string, operationId: string) => `interfaces/${api}/${kebab(operationId)}.html`,
 };
 
 /** What a page's fragments need: the site, the renderer and the way back to the site root. */
