@@ -9,6 +9,7 @@ import { Pool } from "undici";
 import { auctionRules } from "@adxkit/bindings";
 import { registerExchange, type BidderConfig } from "../../service/auction/index.js";
 import type { ExchangeOptions } from "../../service/auction/exchange.js";
+import type { LagClock } from "../../service/auction/overload.js";
 import type { CountedBillingToken, Fact } from "../../service/events/facts.js";
 import type { IngestOptions, RecoveryState } from "../../service/store/store.js";
 
@@ -278,4 +279,26 @@ let bidCounter = 0;
 /** A banner bid on imp "1" at `price`. */
 export function bid(price: number, fields: Record<string, unknown> = {}): Record<string, unknown> {
   return { id: `bid-${++bidCounter}`, impid: "1", price, adm: HTML, adomain: ["advertiser.example"], crid: "cr-1", ...fields };
+}
+
+/** A clock for the loop-lag probe that the test drives: `set` moves time, `tick` runs the probe's timer. */
+export function manualLagClock(start = 1_000) {
+  let now = start;
+  let tick: (() => void) | undefined;
+  const clock: LagClock = {
+    now: () => now,
+    every(_ms, fn) {
+      tick = fn;
+      return { stop: () => (tick = undefined) };
+    },
+  };
+  return {
+    clock,
+    now: () => now,
+    set(ms: number) {
+      now = ms;
+    },
+    tick: () => tick?.(),
+    stopped: () => tick === undefined,
+  };
 }

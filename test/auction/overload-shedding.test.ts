@@ -9,8 +9,7 @@ import { once } from "node:events";
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { auctionRules } from "@adxkit/bindings";
-import type { LagClock } from "../../service/auction/overload.js";
-import { answer, bannerRequest, bid, eventually, GENEROUS_TMAX, startExchange, startFakeBidder, type FakeBidder, type TestExchange } from "./helpers.js";
+import { answer, bannerRequest, bid, eventually, GENEROUS_TMAX, manualLagClock, startExchange, startFakeBidder, type FakeBidder, type TestExchange } from "./helpers.js";
 
 /** Keeps this process's event loop busy for `ms` (nothing else runs meanwhile). */
 function stall(ms: number): void {
@@ -43,26 +42,18 @@ async function auctionDuringStall(exchange: TestExchange, request: unknown, stal
  * (its tick overdue), `lateTick(ms)` makes its tick run that late, and the loop on time after.
  */
 function drivenClock() {
-  let now = 1_000;
-  let last = now;
-  let tick: (() => void) | undefined;
+  const time = manualLagClock();
   const intervalMs = 5;
-  const clock: LagClock = {
-    now: () => now,
-    every(_ms, fn) {
-      tick = fn;
-      return { stop: () => (tick = undefined) };
-    },
-  };
+  let last = time.now();
   return {
-    options: { clock, intervalMs },
+    options: { clock: time.clock, intervalMs },
     behind(ms: number) {
-      now = last + intervalMs + ms;
+      time.set(last + intervalMs + ms);
     },
     lateTick(ms: number) {
-      now = last + intervalMs + ms;
-      tick?.();
-      last = now;
+      time.set(last + intervalMs + ms);
+      time.tick();
+      last = time.now();
     },
   };
 }

@@ -2,29 +2,22 @@
 // lateness until the next tick, and an overdue tick counts before it runs; how far the loop is
 // behind right now (what sheds a request unread) is only the overdue part.
 import { describe, expect, it } from "vitest";
-import { LoopLagProbe, type LagClock } from "../../service/auction/overload.js";
+import { LoopLagProbe } from "../../service/auction/overload.js";
+import { manualLagClock } from "./helpers.js";
 
 function fakeClock() {
-  let now = 1_000;
-  let tick: (() => void) | undefined;
-  const clock: LagClock = {
-    now: () => now,
-    every(_ms, fn) {
-      tick = fn;
-      return { stop: () => (tick = undefined) };
-    },
-  };
+  const time = manualLagClock();
   return {
-    clock,
+    clock: time.clock,
     /** Time passes; the probe's tick runs at the end of it (late when `ms` is above its interval). */
     run(ms: number) {
-      now += ms;
-      tick?.();
+      time.set(time.now() + ms);
+      time.tick();
     },
     advance(ms: number) {
-      now += ms;
+      time.set(time.now() + ms);
     },
-    stopped: () => tick === undefined,
+    stopped: time.stopped,
   };
 }
 
