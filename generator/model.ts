@@ -5,19 +5,26 @@
 import { createHash } from "node:crypto";
 import { SpecError, type LoadedSpec } from "./load.js";
 import { implementedRules, rules as ruleImplementations } from "@adxkit/bindings/runtime";
-import { basesOf, mergeFields, ownFields, type FieldModel, type SchemaIndex } from "./fields.js";
+import { basesOf, type FieldModel } from "./fields.js";
 import { expandQueryParameters } from "./query-parameters.js";
-import { lenientPolicy, type LenientPolicyModel } from "./lenient.js";
+import { lenientPolicy } from "./lenient.js";
 import { buildReportModel, type ReportModel } from "./report-model.js";
 import { expandReportSchemas } from "./report-schemas.js";
 import { checkRuleStatuses } from "./rule-statuses.js";
-
-export type * from "./report-model.js";
-
+import { buildErrors, type ErrorsModel } from "./errors-model.js";
+import { serveOptionsOf, type ServeOptionModel } from "./serve-options.js";
+import { auctionRulesOf, type AuctionRulesModel } from "./auction-rules.js";
+import { collectChoices, reachableSchemas, recommendedTree, resolveFields, schemaIndex, walkSchema, type RecommendedNode } from "./schema-walk.js";
 import { componentize, componentsOf, operationsOf, serversOf, type ComponentModel, type OperationModel, type ServerModel } from "./operations.js";
 
+export type * from "./report-model.js";
 export type { FieldModel } from "./fields.js";
 export type { ComponentModel, OperationModel, ParameterModel, ResponseModel, ServerModel } from "./operations.js";
+export type { ErrorsModel, NamedRuleModel, ReportStatusModel } from "./errors-model.js";
+export type { ServeOptionModel } from "./serve-options.js";
+export type { AuctionRulesModel } from "./auction-rules.js";
+export type { RecommendedNode } from "./schema-walk.js";
+export { walkSchema } from "./schema-walk.js";
 
 export interface CodelistValue {
   code: number | string;
@@ -65,16 +72,6 @@ export interface SchemaModel {
   examples: { name: string; value: unknown }[];
 }
 
-/**
- * The recommended fields of a payload, as a tree that follows its shape: `fields` are
- * recommended where this node is present (unless one of the `unless` siblings is there),
- * `properties` and `items` lead to deeper nodes.
- */
-export interface RecommendedNode {
-  fields?: [name: string, unless?: string[]][];
-  properties?: Record<string, RecommendedNode>;
-  items?: RecommendedNode;
-}
 
 export interface ValidatorModel {
   kind: string;
@@ -93,40 +90,6 @@ export interface ValidatorModel {
   recommended?: RecommendedNode;
 }
 
-export interface ReportStatusModel {
-  code: number;
-  msg: string;
-  name: string;
-  appliesTo: string[];
-  description: string;
-}
-
-export interface NamedRuleModel {
-  id: string;
-  description: string;
-  /** The issue's severity in strict mode (and in lenient mode when the rule declares no policy). */
-  severity: "error" | "warning";
-  /** The rule's treatment in lenient mode (errors.yaml `lenient`). */
-  lenient?: LenientPolicyModel;
-  appliesTo: string[];
-  /** The message of the keyword failure this rule names (x-rule): `{field}`, `{value}`. */
-  message?: string;
-  /** The HTTP status its operations answer it with (rule-statuses.ts checks they declare it). */
-  httpStatus?: number;
-  /** The report status code a report request breaking it gets. */
-  reportStatus?: number;
-}
-
-export interface ErrorsModel {
-  reportStatus: ReportStatusModel[];
-  precedence: number[];
-  validationRules: { id: string; description: string; keywords: string[]; severity: "error" | "warning"; lenient?: LenientPolicyModel }[];
-  namedRules: NamedRuleModel[];
-  /** Each rule's lenient treatment, by rule id (kinds and named rules that declare one). */
-  lenientPolicies: Record<string, LenientPolicyModel>;
-  /** `rules`: the validation rules whose errors on a bid the exchange counts under this reason. */
-  auctionRejections: { id: string; description: string; rules: string[] }[];
-}
 
 export interface ApiModel {
   id: string;
@@ -157,60 +120,6 @@ export interface MacroModel {
   source: string;
 }
 
-/** The exchange's numeric auction rules (bidding.yaml, the auction operation's x-adxkit-auction). */
-export interface AuctionRulesModel {
-  defaultTmaxMs: number;
-  /** tmax is clamped into [minTmaxMs, maxTmaxMs]. */
-  minTmaxMs: number;
-  maxTmaxMs: number;
-  exchangeMarginMs: number;
-  exchangeMarginFraction: number;
-  defaultAuctionType: number;
-  priceIncrement: number;
-  noticeAttempts: number;
-  noticeBatchMs: number;
-  noticeConnectionsPerOrigin: number;
-  noticePipelining: number;
-  /** Highest bid accepted, CPM in the reports' currency, unless configured otherwise. */
-  maxBidCpm: number;
-  /** A timeout counts against the circuit breaker only when the bidder had at least this long (or its timeout_ms). */
-  breakerTimeoutFloorMs: number;
-  /** An auction whose bidders would get less than this (after the unseen wait) is answered 204 at once, counted overloaded. */
-  shedBelowMs: number;
-  /** A request that arrives while the event loop is more than this behind is answered 204 before its body is read, counted overloaded. */
-  shedLagMs: number;
-  /** ...only while at least this many auctions run (fewer cannot have put the loop that far behind). */
-  shedMinRunning: number;
-  /** The auction's currency when the request has no cur (OpenRTB 2.5: USD). */
-  defaultCurrency: string;
-  /** The currency the reports record revenue in. */
-  reportCurrency: string;
-  /** The longest burl the exchange answers with; a winning bid whose sealed burl would be longer is dropped. */
-  maxBurlLength: number;
-}
-
-/**
- * One option of `adxkit serve` (spec/schemas/serve-options.yaml): where it comes from and what
- * it takes. The CLI builds its flags, environment variables, defaults and --print-config from
- * these; the generated validateServeOptions checks the values.
- */
-export interface ServeOptionModel {
-  /** The property of ServeOptions. */
-  name: string;
-  /** The flag with its argument, e.g. "--port <port>"; absent for a secret. */
-  flag?: string;
-  /** Environment variables, the first one set wins. */
-  env: string[];
-  /** A secret: never on the command line, redacted when printed; also read from the file `${env}_FILE` names. */
-  secret: boolean;
-  /** The JSON Schema type(s) of the value. */
-  type: string[];
-  /** The choices of an enum, if any. */
-  choices?: string[];
-  default?: string | number | boolean;
-  description: string;
-}
-
 /** Names of the parameters marked `x-adxkit-secret`, by where they travel, sorted. */
 export interface SecretParametersModel {
   query: string[];
@@ -236,7 +145,8 @@ export interface Model {
   specHash: string;
 }
 
-const kebab = (file: string) => file.replace(/\.yaml$/, "");
+/** A spec file's id: its name without `.yaml`. */
+const fileId = (file: string) => file.replace(/\.yaml$/, "");
 
 /** Builds the model, failing once with every inconsistency between files. */
 export function buildModel(spec: LoadedSpec): Model {
@@ -244,7 +154,7 @@ export function buildModel(spec: LoadedSpec): Model {
   const codelists = spec.codelists.map((file): CodelistModel => {
     const d = file.data;
     return {
-      id: kebab(file.file),
+      id: fileId(file.file),
       name: d.name,
       title: d.title ?? d.name,
       description: d.description ?? "",
@@ -276,7 +186,7 @@ export function buildModel(spec: LoadedSpec): Model {
   const limits: Record<string, unknown> = spec.reportModel?.data?.limits ?? {};
 
   const byFile = new Map(schemaFiles.map((s) => [s.file, s]));
-  const index = schemaIndex(schemaFiles.map((s) => ({ id: kebab(s.file), title: s.data?.title })));
+  const index = schemaIndex(schemaFiles.map((s) => ({ id: fileId(s.file), title: s.data?.title })));
   const schemas = schemaFiles.map((file): SchemaModel => {
     const schema = file.data;
     const where = file.specPath;
@@ -308,7 +218,7 @@ export function buildModel(spec: LoadedSpec): Model {
       if (!namedRules.has(rule.id)) problems.push(`${where}: x-rules ${rule.id} is not declared in errors.yaml`);
     }
     return {
-      id: kebab(file.file),
+      id: fileId(file.file),
       $id: schema.$id,
       specPath: file.specPath,
       title: schema.title,
@@ -319,14 +229,14 @@ export function buildModel(spec: LoadedSpec): Model {
       rules,
       choices: collectChoices(schema),
       examples: spec.examples
-        .filter((e) => e.specPath.startsWith(`examples/${kebab(file.file)}/`))
+        .filter((e) => e.specPath.startsWith(`examples/${fileId(file.file)}/`))
         .map((e) => ({ name: e.file.replace(/\.json$/, ""), value: e.data })),
     };
   });
 
   resolveFields(schemas, index);
 
-  const schemaIds = new Set(schemaFiles.map((s) => kebab(s.file)));
+  const schemaIds = new Set(schemaFiles.map((s) => fileId(s.file)));
   for (const e of spec.examples) {
     const folder = e.specPath.split("/")[1];
     if (!schemaIds.has(folder)) problems.push(`${e.specPath}: examples/${folder}/ names no schema of spec/schemas/`);
@@ -377,7 +287,7 @@ export function buildModel(spec: LoadedSpec): Model {
     const title: string = doc.info?.title ?? file.file;
     const letter = /\(([A-Z])\)\s*$/.exec(title)?.[1];
     return {
-      id: kebab(file.file),
+      id: fileId(file.file),
       specPath: file.specPath,
       title,
       description: doc.info?.description ?? "",
@@ -399,41 +309,7 @@ export function buildModel(spec: LoadedSpec): Model {
       problems.push(`openapi: x-macros entry ${JSON.stringify(m)} needs macro \${NAME}, field and source`);
     }
   }
-  const auction = apis.flatMap((a) => a.operations).map((op) => op.extensions["x-adxkit-auction"] as Record<string, unknown> | undefined).find(Boolean);
-  let auctionRules: AuctionRulesModel | undefined;
-  if (auction) {
-    const number = (key: string) => {
-      const value = auction[key];
-      if (typeof value !== "number") problems.push(`openapi: x-adxkit-auction.${key} must be a number`);
-      return value as number;
-    };
-    const currency = (key: string) => {
-      const value = auction[key];
-      if (typeof value !== "string" || !/^[A-Z]{3}$/.test(value)) problems.push(`openapi: x-adxkit-auction.${key} must be an ISO 4217 alpha code`);
-      return value as string;
-    };
-    auctionRules = {
-      defaultTmaxMs: number("default-tmax-ms"),
-      exchangeMarginMs: number("exchange-margin-ms"),
-      exchangeMarginFraction: number("exchange-margin-fraction"),
-      defaultAuctionType: number("default-auction-type"),
-      priceIncrement: number("price-increment"),
-      noticeAttempts: number("notice-attempts"),
-      noticeBatchMs: number("notice-batch-ms"),
-      noticeConnectionsPerOrigin: number("notice-connections-per-origin"),
-      noticePipelining: number("notice-pipelining"),
-      minTmaxMs: number("min-tmax-ms"),
-      maxTmaxMs: number("max-tmax-ms"),
-      maxBidCpm: number("max-bid-cpm"),
-      breakerTimeoutFloorMs: number("breaker-timeout-floor-ms"),
-      shedBelowMs: number("shed-below-ms"),
-      shedLagMs: number("shed-lag-ms"),
-      shedMinRunning: number("shed-min-running"),
-      defaultCurrency: currency("default-currency"),
-      reportCurrency: currency("report-currency"),
-      maxBurlLength: number("max-burl-length"),
-    };
-  }
+  const auctionRules = auctionRulesOf(apis, problems);
   const secretNames = (where: string) =>
     [...new Set(apis.flatMap((a) => a.operations).flatMap((op) => op.parameters).filter((p) => p.secret && p.in === where).map((p) => p.name.toLowerCase()))].sort();
   const secretParameters = { query: secretNames("query"), header: secretNames("header") };
@@ -448,28 +324,6 @@ export function buildModel(spec: LoadedSpec): Model {
   return { macros, secretParameters, auctionRules, serveOptions, codelists, schemas, validators, errors, apis, ...(reports ? { reports } : {}), sources, specHash: hash.digest("hex") };
 }
 
-/** The options table of spec/schemas/serve-options.yaml; every option needs a flag or, for a secret, a variable. */
-function serveOptionsOf(schema: SchemaModel | undefined, problems: string[]): ServeOptionModel[] | undefined {
-  if (schema === undefined) return undefined;
-  return Object.entries<any>(schema.schema.properties ?? {}).map(([name, node]): ServeOptionModel => {
-    const secret = node["x-adxkit-secret"] === true;
-    const env: unknown = node["x-adxkit-env"] ?? [];
-    if (!Array.isArray(env) || !env.every((e) => typeof e === "string" && /^[A-Z][A-Z0-9_]*$/.test(e))) problems.push(`${schema.specPath}: ${name}: x-adxkit-env must list variable names`);
-    if (secret ? node["x-adxkit-flag"] !== undefined || (env as string[]).length === 0 : typeof node["x-adxkit-flag"] !== "string") {
-      problems.push(`${schema.specPath}: ${name}: ${secret ? "a secret has variables (x-adxkit-env) and no flag" : "needs x-adxkit-flag"}`);
-    }
-    return {
-      name,
-      ...(secret ? {} : { flag: node["x-adxkit-flag"] }),
-      env: env as string[],
-      secret,
-      type: [node.type].flat(),
-      ...(node.enum ? { choices: node.enum.map(String) } : {}),
-      ...(node.default !== undefined ? { default: node.default } : {}),
-      description: String(node.description ?? "").trim(),
-    };
-  });
-}
 
 /** x- keywords the generator understands; any other is a typo and fails the load. */
 export const knownExtensions = new Set([
@@ -491,139 +345,9 @@ export const knownExtensions = new Set([
   "x-lenient",
 ]);
 
-function buildErrors(data: any, problems: string[]): ErrorsModel {
-  const reportStatus = (data?.["report-status"] ?? []).map((s: any) => ({
-    code: s.code,
-    msg: s.msg,
-    name: s.name,
-    appliesTo: s["applies-to"] ?? [],
-    description: s.description ?? "",
-  }));
-  if (reportStatus.length === 0) problems.push("errors.yaml: report-status is empty");
-  // validation-rules holds both the keyword kinds (with `keywords`) and the named rules (with `severity`).
-  const rules: any[] = data?.["validation-rules"] ?? [];
-  const lenientOf = (r: any) => {
-    const policy = lenientPolicy(r.lenient, `errors.yaml: validation-rules ${r.id} lenient`, problems);
-    return policy !== undefined ? { lenient: policy } : {};
-  };
-  const namedRules: NamedRuleModel[] = rules
-    .filter((r) => !Array.isArray(r.keywords))
-    .map((r) => ({
-      id: r.id,
-      description: r.description ?? "",
-      severity: r.severity === "warning" ? "warning" : "error",
-      ...lenientOf(r),
-      appliesTo: r["applies-to"] ?? [],
-      ...(typeof r.message === "string" ? { message: r.message } : {}),
-      ...(Number.isInteger(r["http-status"]) ? { httpStatus: r["http-status"] } : {}),
-      ...(Number.isInteger(r["report-status"]) ? { reportStatus: r["report-status"] } : {}),
-    }));
-  const validationRules = rules
-    .filter((r) => Array.isArray(r.keywords))
-    .map((k) => ({ id: k.id, description: k.description ?? "", keywords: k.keywords, severity: k.severity === "warning" ? ("warning" as const) : ("error" as const), ...lenientOf(k) }));
-  return {
-    reportStatus,
-    precedence: data?.["report-status-precedence"] ?? [],
-    validationRules,
-    namedRules,
-    lenientPolicies: Object.fromEntries([...validationRules, ...namedRules].filter((r) => r.lenient !== undefined).map((r) => [r.id, r.lenient!])),
-    auctionRejections: (data?.["auction-rejections"] ?? []).map((r: any) => ({ id: r.id, description: r.description ?? "", rules: r.rules ?? [] })),
-  };
-}
 
-/** Calls `visit` on every schema node, depth first, with a JSON Pointer-ish location. */
-export function walkSchema(node: any, visit: (node: Record<string, any>, at: string) => void, at = ""): void {
-  if (!node || typeof node !== "object" || Array.isArray(node)) return;
-  visit(node, at);
-  for (const [key, child] of Object.entries(node)) {
-    if (key === "x-examples" || key === "default" || key === "examples" || key === "const" || key === "enum") continue;
-    if (Array.isArray(child)) child.forEach((item, i) => walkSchema(item, visit, `${at}/${key}/${i}`));
-    else if (child && typeof child === "object") walkSchema(child, visit, `${at}/${key}`);
-  }
-}
-
-/**
- * The recommended fields reachable from a root schema, following file $refs (a schema already on
- * the path is not entered again): only the branches that lead to a recommended field are kept.
- */
-function recommendedTree(root: Record<string, any>, byFile: Map<string, { data: any }>, stack: string[] = []): RecommendedNode | undefined {
-  const resolve = (node: any): { node: any; file?: string } => {
-    let file: string | undefined;
-    while (node && typeof node.$ref === "string" && byFile.has(node.$ref) && !node.properties && !node.items) {
-      file = node.$ref;
-      node = byFile.get(node.$ref)!.data;
-    }
-    return { node, file };
-  };
-  const { node, file } = resolve(root);
-  if (!node || typeof node !== "object" || (file !== undefined && stack.includes(file))) return undefined;
-  const inner = file !== undefined ? [...stack, file] : stack;
-  const out: RecommendedNode = {};
-  // A schema that is itself a $ref plus local properties (DemandReportRequest) gathers both.
-  const sources = [node, ...(typeof node.$ref === "string" && byFile.has(node.$ref) ? [byFile.get(node.$ref)!.data] : [])];
-  for (const source of sources) {
-    for (const [name, child] of Object.entries<any>(source.properties ?? {})) {
-      if (child?.["x-recommended"] === true && !out.fields?.some(([n]) => n === name)) {
-        const unless: string[] | undefined = child["x-recommended-unless"];
-        (out.fields ??= []).push(unless ? [name, unless] : [name]);
-      }
-      const sub = recommendedTree(child, byFile, inner);
-      if (sub) (out.properties ??= {})[name] ??= sub;
-    }
-    if (source.items && typeof source.items === "object") out.items ??= recommendedTree(source.items, byFile, inner);
-  }
-  if (out.items === undefined) delete out.items;
-  return out.fields || out.properties || out.items ? out : undefined;
-}
-
-function reachableSchemas(rootId: string, schemas: SchemaModel[]): SchemaModel[] {
-  const byFile = new Map(schemas.map((s) => [`${s.id}.yaml`, s]));
-  const seen = new Map<string, SchemaModel>();
-  const visit = (s: SchemaModel) => {
-    if (seen.has(s.id)) return;
-    seen.set(s.id, s);
-    walkSchema(s.schema, (node) => {
-      if (typeof node.$ref === "string" && byFile.has(node.$ref)) visit(byFile.get(node.$ref)!);
-    });
-  };
-  visit(schemas.find((s) => s.id === rootId)!);
-  return [...seen.values()];
-}
-
-function collectChoices(schema: any): string[] {
-  const out: string[] = [];
-  walkSchema(schema, (node, at) => {
-    if (typeof node["x-adxkit-choice"] === "string") out.push(`${at || "/"}: ${node["x-adxkit-choice"]}`);
-  });
-  return out;
-}
 
 const macrosOf = (document: Record<string, any>): MacroModel[] =>
   (document.components?.["x-macros"] ?? []).map((m: any) => ({ macro: m.macro, field: m.field, source: m.source }));
 
-/** Finds spec/schemas objects by a `$ref` to their file (`imp.yaml`) or to their component (`#/components/schemas/Imp`). */
-function schemaIndex(objects: { id: string; title: string }[]): SchemaIndex {
-  const byRef = new Map<string, { id: string; title: string }>();
-  for (const o of objects) {
-    byRef.set(`${o.id}.yaml`, o);
-    byRef.set(`#/components/schemas/${o.title}`, o);
-  }
-  return { resolve: (ref) => byRef.get(ref.replace(/^(\.\.\/schemas\/|\.\/)/, "")) };
-}
 
-/** Fills each schema's `fields`: its own, merged over those of its bases (base order first). */
-function resolveFields(schemas: SchemaModel[], index: SchemaIndex): void {
-  const byId = new Map(schemas.map((s) => [s.id, s]));
-  const describe = (id: string) => byId.get(id)?.description ?? "";
-  const done = new Map<string, FieldModel[]>();
-  const fieldsOf = (id: string, seen: Set<string>): FieldModel[] => {
-    if (done.has(id)) return done.get(id)!;
-    if (seen.has(id)) return [];
-    seen.add(id);
-    const s = byId.get(id)!;
-    const fields = mergeFields(ownFields(s.schema, s.id, index, describe), s.bases.flatMap((b) => fieldsOf(b, seen)));
-    done.set(id, fields);
-    return fields;
-  };
-  for (const s of schemas) s.fields = fieldsOf(s.id, new Set());
-}

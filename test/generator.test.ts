@@ -251,6 +251,26 @@ describe("spec errors", () => {
     ]);
   });
 
+  it("the auction's x-adxkit-auction values are checked at load: each missing or mistyped one is named", async () => {
+    const root = tempDir("spec-auction");
+    cpSync(join(REPO, "spec"), root, { recursive: true });
+    const bidding = join(root, "openapi", "bidding.yaml");
+    const text = readFileSync(bidding, "utf8");
+    const broken = text.replace("default-tmax-ms: 200", "default-tmax-ms: soon").replace("report-currency: USD", "report-currency: dollars").replace(/\n\s*max-burl-length: \d+/, "");
+    expect(broken).not.toBe(text);
+    writeFileSync(bidding, broken);
+    const error = await generate({ spec: root, templates: TEMPLATES, out: join(root, "out"), check: true }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(SpecError);
+    expect((error as SpecError).problems).toEqual([
+      "openapi: x-adxkit-auction.default-tmax-ms must be a number",
+      "openapi: x-adxkit-auction.report-currency must be an ISO 4217 alpha code",
+      "openapi: x-adxkit-auction.max-burl-length must be a number",
+    ]);
+  });
+
   it("problems in several schema files are all reported at once", async () => {
     const root = tempDir("spec-errors");
     cpSync(TINY_SPEC, root, { recursive: true });

@@ -49,6 +49,8 @@ export const macros: readonly Macro[] = [
 /** The exchange's auction rules (spec/openapi/bidding.yaml, x-adxkit-auction of the auction operation). */
 export const auctionRules = {
   "defaultTmaxMs": 200,
+  "minTmaxMs": 50,
+  "maxTmaxMs": 3000,
   "exchangeMarginMs": 10,
   "exchangeMarginFraction": 0.1,
   "defaultAuctionType": 2,
@@ -57,8 +59,6 @@ export const auctionRules = {
   "noticeBatchMs": 25,
   "noticeConnectionsPerOrigin": 4,
   "noticePipelining": 16,
-  "minTmaxMs": 50,
-  "maxTmaxMs": 3000,
   "maxBidCpm": 1000,
   "breakerTimeoutFloorMs": 100,
   "shedBelowMs": 20,

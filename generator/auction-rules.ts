@@ -1,0 +1,54 @@
+/**
+ * The exchange's auction rules in the model: the values of the auction operation's
+ * `x-adxkit-auction` (spec/openapi/bidding.yaml), by camel-case name. The extension also holds
+ * prose (overload, currency, money…) for the docs; only the keys below become values.
+ */
+import type { ApiModel } from "./model.js";
+
+/** Each value the exchange reads, with what it must be; a missing or mistyped one fails the load. */
+const AUCTION_RULES = {
+  "default-tmax-ms": "number",
+  "min-tmax-ms": "number",
+  "max-tmax-ms": "number",
+  "exchange-margin-ms": "number",
+  "exchange-margin-fraction": "number",
+  "default-auction-type": "number",
+  "price-increment": "number",
+  "notice-attempts": "number",
+  "notice-batch-ms": "number",
+  "notice-connections-per-origin": "number",
+  "notice-pipelining": "number",
+  "max-bid-cpm": "number",
+  "breaker-timeout-floor-ms": "number",
+  "shed-below-ms": "number",
+  "shed-lag-ms": "number",
+  "shed-min-running": "number",
+  "default-currency": "currency",
+  "report-currency": "currency",
+  "max-burl-length": "number",
+} as const;
+
+type Camel<S extends string> = S extends `${infer Head}-${infer Tail}` ? `${Head}${Capitalize<Camel<Tail>>}` : S;
+type AuctionRuleKey = keyof typeof AUCTION_RULES;
+
+/**
+ * The auction rules by camel-case name (`default-tmax-ms` → `defaultTmaxMs`); what each means is
+ * said beside it in bidding.yaml, and the service reads them from the generated `auctionRules`.
+ */
+export type AuctionRulesModel = { [K in AuctionRuleKey as Camel<K>]: (typeof AUCTION_RULES)[K] extends "currency" ? string : number };
+
+const camel = (key: string) => key.replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
+
+/** The auction rules of the first operation that declares `x-adxkit-auction`, or undefined when none does. */
+export function auctionRulesOf(apis: ApiModel[], problems: string[]): AuctionRulesModel | undefined {
+  const auction = apis.flatMap((a) => a.operations).map((op) => op.extensions["x-adxkit-auction"] as Record<string, unknown> | undefined).find(Boolean);
+  if (auction === undefined) return undefined;
+  const rules: Record<string, number | string> = {};
+  for (const [key, kind] of Object.entries(AUCTION_RULES)) {
+    const value = auction[key];
+    if (kind === "number" && typeof value !== "number") problems.push(`openapi: x-adxkit-auction.${key} must be a number`);
+    if (kind === "currency" && (typeof value !== "string" || !/^[A-Z]{3}$/.test(value))) problems.push(`openapi: x-adxkit-auction.${key} must be an ISO 4217 alpha code`);
+    rules[camel(key)] = value as number | string;
+  }
+  return rules as AuctionRulesModel;
+}
