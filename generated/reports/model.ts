@@ -335,6 +335,16 @@ export const reportModel: ReportModelTables = {
         "platform",
         "country"
       ]
+    },
+    {
+      "name": "daily_apps",
+      "side": "supply",
+      "grain": "day",
+      "dimensions": [
+        "publisher_id",
+        "app_bundle_id",
+        "country"
+      ]
     }
   ]
 };

@@ -115,15 +115,25 @@ export function factTables(model: ReportModelTables, side: Side): FactTable[] {
 }
 
 /**
- * For each grain a query may read, the smallest table that keeps every dimension it needs,
- * coarsest grain first; the hourly facts always last.
+ * The identifiers a table keeps besides its side's scope: string dimensions of free values (no
+ * pattern), such as apps and placements, thousands per publisher where a country or a code has
+ * a few hundred values at most. They, more than the number of dimensions, make a table large.
  */
-function usableTables(tables: readonly FactTable[], needed: ReadonlySet<string>, finest: Grain): FactTable[] {
+function identifiers(table: FactTable, model: ReportModelTables): number {
+  const scope = model.sides[table.side].scope;
+  return table.dimensions.filter((d) => d !== scope && model.dimensions[d].type === "string" && model.dimensions[d].pattern === undefined).length;
+}
+
+/**
+ * For each grain a query may read, the smallest table that keeps every dimension it needs
+ * (fewest identifiers, then fewest dimensions), coarsest grain first; the hourly facts always last.
+ */
+function usableTables(tables: readonly FactTable[], needed: ReadonlySet<string>, finest: Grain, model: ReportModelTables): FactTable[] {
   const out: FactTable[] = [];
   for (const grain of [...GRAINS].reverse()) {
     if (GRAINS.indexOf(grain) > GRAINS.indexOf(finest)) continue;
     const fits = tables.filter((t) => t.grain === grain && [...needed].every((d) => t.dimensions.includes(d)));
-    fits.sort((a, b) => a.dimensions.length - b.dimensions.length);
+    fits.sort((a, b) => identifiers(a, model) - identifiers(b, model) || a.dimensions.length - b.dimensions.length);
     if (fits.length > 0) out.push(fits[0]);
   }
   return out;
@@ -172,7 +182,7 @@ export function planReport(query: ReportQuery, options: PlanOptions = {}): Repor
   const needed = new Set([scope.dimension, ...filters.map((f) => f.dimension), ...dimensions.filter((d) => d.type === "string" || d.type === "code").map((d) => d.name)]);
   const finest: Grain = dimensions.some((d) => d.type === "hour") ? "hour" : dimensions.some((d) => d.type === "day") ? "day" : "month";
   const all = factTables(model, query.side);
-  const tables = options.rollups === false ? all.slice(0, 1) : usableTables(all, needed, finest);
+  const tables = options.rollups === false ? all.slice(0, 1) : usableTables(all, needed, finest, model);
   const first = Math.ceil(startMs / HOUR_MS) * HOUR_MS;
   const last = Math.floor(endMs / HOUR_MS) * HOUR_MS;
 
@@ -181,12 +191,12 @@ export function planReport(query: ReportQuery, options: PlanOptions = {}): Repor
 }
 
 /**
- * Whether a report reads a table as detailed as the facts (every key dimension, by hour or by
- * day): the reports whose cost grows with the traffic (a month of a full daily rollup is most of
- * a million rows at the bench's size), unlike those a summary or monthly rollup answers. A
- * server runs these a few at a time (duckdb/store.ts), so they never take every core.
+ * Whether a report reads the facts' detail: the hourly facts, or a daily table keeping an
+ * identifier besides the account's scope (an app, a placement). These are the reports whose cost
+ * grows with the traffic (a month of the daily rollup by app and country is 179 k rows at the
+ * bench's size), unlike those a summary or monthly rollup answers. A server runs these a few at
+ * a time (duckdb/store.ts), so they never take every core.
  */
 export function readsFactDetail(plan: ReportPlan, model: ReportModelTables = reportModel): boolean {
-  const keyDimensions = model.sides[plan.side].key.length - 1;
-  return plan.parts.some((part) => part.table.grain !== "month" && part.table.dimensions.length >= keyDimensions);
+  return plan.parts.some((part) => part.table.grain === "hour" || (part.table.grain === "day" && identifiers(part.table, model) > 0));
 }

@@ -170,6 +170,28 @@ describe("database file", () => {
     instance.closeSync();
   });
 
+  it("fills a rollup a later migration adds from the facts already loaded (migration 5, daily by app)", async () => {
+    const db = join(dir, "before-5.duckdb");
+    const first = await openStore({ db });
+    await first.ingest([supply(), supply({ placement_id: "pl-2", ad_format: 3 }), supply({ app_bundle_id: "com.example.b", date_hour: "2026-10-02T07:00:00" })]);
+    await first.close();
+    // The database as migration 4 left it: no app rollup yet.
+    const instance = await DuckDBInstance.create(db);
+    const connection = await instance.connect();
+    await connection.run("DROP TABLE supply_daily_apps");
+    await connection.run("DELETE FROM schema_migrations WHERE version = 5");
+    connection.closeSync();
+    instance.closeSync();
+
+    const second = await openStore({ db });
+    const query = supplyQuery({ dimensions: ["date", "app_bundle_id"], metrics: ["request", "impression"] });
+    expect((await second.report(query)).rows).toEqual([
+      { date: "2026-10-01", app_bundle_id: "com.example.a", request: 200, impression: 120 },
+      { date: "2026-10-02", app_bundle_id: "com.example.b", request: 100, impression: 60 },
+    ]);
+    await second.close();
+  });
+
   it("refuses a database written by a newer schema", async () => {
     const db = join(dir, "newer.duckdb");
     await (await openStore({ db })).close();

@@ -23,7 +23,11 @@ describe("planReport: which table answers each part of the range", () => {
 
   it("reads days when the query groups by date, hours when it groups by date_hour", () => {
     expect(parts(supplyQuery({ dimensions: ["date", "country"] }))).toEqual([["daily_summary", "2026-10-01T00", "2026-10-31T00"]]);
-    expect(parts(supplyQuery({ dimensions: ["date", "app_bundle_id"] }))).toEqual([["daily", "2026-10-01T00", "2026-10-31T00"]]);
+    // By app and country: the daily rollup of those alone; anything else it sums away needs the full one.
+    expect(parts(supplyQuery({ dimensions: ["date", "app_bundle_id"] }))).toEqual([["daily_apps", "2026-10-01T00", "2026-10-31T00"]]);
+    expect(parts(supplyQuery({ dimensions: ["date", "country", "app_bundle_id"], filters: { country: ["USA"] } }))).toEqual([["daily_apps", "2026-10-01T00", "2026-10-31T00"]]);
+    expect(parts(supplyQuery({ dimensions: ["date", "app_bundle_id"], filters: { ad_format: [1] } }))).toEqual([["daily", "2026-10-01T00", "2026-10-31T00"]]);
+    expect(parts(supplyQuery({ dimensions: ["date", "placement_id"] }))).toEqual([["daily", "2026-10-01T00", "2026-10-31T00"]]);
     expect(parts(supplyQuery({ dimensions: ["date_hour"] }))).toEqual([["hourly", "2026-10-01T00", "2026-10-31T23"]]);
   });
 
@@ -33,6 +37,9 @@ describe("planReport: which table answers each part of the range", () => {
     expect(detailed(supplyQuery({ dimensions: ["date", "country"] }))).toBe(false);
     expect(detailed(supplyQuery({ dimensions: ["app_bundle_id"] }))).toBe(false);
     expect(detailed(supplyQuery({ dimensions: ["date", "app_bundle_id"] }))).toBe(true);
+    expect(detailed(supplyQuery({ dimensions: ["date", "placement_id"] }))).toBe(true);
+    // A daily table of the scope, codes and countries alone is a summary, on either side.
+    expect(detailed({ ...supplyQuery({ dimensions: ["date"] }), side: "demand", scope: { bidder_id: "dsp-1" } })).toBe(false);
     expect(detailed(supplyQuery({ dimensions: ["date_hour"] }))).toBe(true);
     // A ragged range reads some hours of the facts, whatever the rest reads.
     expect(detailed(supplyQuery({ start: "2026-09-29T05:30:00", end: "2026-11-02T01:00:00" }))).toBe(true);

@@ -41,16 +41,23 @@ const timeArb = fc.oneof(
 const metrics = reportModel.metrics.map((m) => m.name) as Metric[];
 const filter = <T>(values: T[]) => fc.option(fc.subarray(values, { minLength: 1 }), { nil: undefined });
 
-export const rollupQueryArb: fc.Arbitrary<ReportQuery> = fc.constantFrom("supply" as const, "demand" as const).chain((side) =>
-  fc.record({
-    side: fc.constant(side),
-    start: timeArb,
-    end: timeArb,
-    metrics: fc.shuffledSubarray(metrics, { minLength: 1 }),
-    // Few dimensions, often none or only date: the queries a rollup can answer.
-    dimensions: fc.shuffledSubarray([...reportModel.sides[side].dimensions] as Dimension[], { maxLength: 2 }),
-    filters: fc.record({ ad_format: filter([1, 2, 3]), platform: filter([0, 2]), country: filter(["USA", ""]), app_bundle_id: filter(["com.a"]) }, { requiredKeys: [] }),
-    limit: fc.constantFrom(3, 50_000),
-    scope: side === "supply" ? fc.subarray(PUBLISHERS, { minLength: 1 }).map((publisher_ids) => ({ publisher_ids })) : fc.constantFrom({ bidder_id: "dsp-1" }, { bidder_id: "dsp-2" }),
-  }),
+const scopeOf = (side: "supply" | "demand") =>
+  side === "supply" ? fc.subarray(PUBLISHERS, { minLength: 1 }).map((publisher_ids) => ({ publisher_ids })) : fc.constantFrom({ bidder_id: "dsp-1" }, { bidder_id: "dsp-2" });
+const queryOf = (side: "supply" | "demand", dimensions: fc.Arbitrary<Dimension[]>, filters: fc.Arbitrary<ReportQuery["filters"]>): fc.Arbitrary<ReportQuery> =>
+  fc.record({ side: fc.constant(side), start: timeArb, end: timeArb, metrics: fc.shuffledSubarray(metrics, { minLength: 1 }), dimensions, filters, limit: fc.constantFrom(3, 50_000), scope: scopeOf(side) });
+
+export const rollupQueryArb: fc.Arbitrary<ReportQuery> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.constantFrom("supply" as const, "demand" as const).chain((side) =>
+      queryOf(
+        side,
+        // Few dimensions, often none or only date: the queries a rollup can answer.
+        fc.shuffledSubarray([...reportModel.sides[side].dimensions] as Dimension[], { maxLength: 3 }),
+        fc.record({ ad_format: filter([1, 2, 3]), platform: filter([0, 2]), country: filter(["USA", ""]), app_bundle_id: filter(["com.a"]) }, { requiredKeys: [] }),
+      ),
+    ),
+  },
+  // By date, country and app, filtered on those alone: what the daily rollup by app answers.
+  { weight: 1, arbitrary: queryOf("supply", fc.shuffledSubarray(["date", "country", "app_bundle_id"] as Dimension[], { minLength: 1 }), fc.record({ country: filter(["USA", ""]), app_bundle_id: filter(["com.a"]) }, { requiredKeys: [] })) },
 );

@@ -141,5 +141,10 @@ export const clickhouseMigrations: ClickHouseMigration[] = [
     name: "no staging tables: a large load stages in tables of its own (load-tables.ts)",
     statements: ["DROP TABLE IF EXISTS {db}.supply_staging", "DROP TABLE IF EXISTS {db}.demand_staging"],
   },
+  {
+    version: 7,
+    name: "daily rollup by publisher, app and country (spec/report-model.yaml daily_apps), filled from the daily one",
+    statements: addedRollup("supply_daily_apps", "day", { daily: "day", hourly: "toDate(hour)" }, "publisher_id String, app_bundle_id String, country String", "publisher_id", "app_bundle_id, country"),
+  },
 ];
 

@@ -101,6 +101,14 @@ export const migrations: Migration[] = [
       "CREATE TABLE auction_keys (userid VARCHAR PRIMARY KEY, key_sha256 BLOB NOT NULL, issued_at TIMESTAMP NOT NULL)",
     ],
   },
+  {
+    version: 5,
+    name: "daily rollup by publisher, app and country (spec/report-model.yaml daily_apps), filled from the daily one",
+    statements: [
+      `CREATE TABLE supply_daily_apps (day DATE NOT NULL, publisher_code INTEGER NOT NULL, app_bundle_code INTEGER NOT NULL, country_code INTEGER NOT NULL, ${metrics})`,
+      `INSERT INTO supply_daily_apps SELECT day, publisher_code, app_bundle_code, country_code, ${sums} FROM supply_daily GROUP BY ALL ORDER BY day`,
+    ],
+  },
 ];
 
 /** Applies the migrations the database lacks, each in its own transaction; returns the versions applied. */
