@@ -260,6 +260,46 @@ export function copyFact(r: Fact): Fact {
   throw new TypeError("not a checked fact");
 }
 
+/** Each side's fields in the order factFields writes them: the key's dimensions, then the counters. */
+export const FACT_FIELDS: Readonly<Record<Side, readonly string[]>> = {
+  supply: ["date_hour", "publisher_id", "app_bundle_id", "placement_id", "ad_format", "platform", "country", "request", "response", "impression", "revenue"],
+  demand: ["date_hour", "bidder_id", "ad_format", "platform", "request", "response", "impression", "revenue"],
+};
+
+/**
+ * Writes a checked fact's fields into `out` in FACT_FIELDS order (`out` is the caller's, reused
+ * from fact to fact). A load reads millions of facts: each field read here by its own name costs
+ * a fraction of a read by a name held in a variable.
+ */
+export function factFields(r: Fact, out: (string | number)[]): void {
+  if (r.side === "supply") {
+    out[0] = r.date_hour;
+    out[1] = r.publisher_id;
+    out[2] = r.app_bundle_id;
+    out[3] = r.placement_id;
+    out[4] = r.ad_format;
+    out[5] = r.platform;
+    out[6] = r.country;
+    out[7] = r.request;
+    out[8] = r.response;
+    out[9] = r.impression;
+    out[10] = r.revenue;
+    return;
+  }
+  if (r.side === "demand") {
+    out[0] = r.date_hour;
+    out[1] = r.bidder_id;
+    out[2] = r.ad_format;
+    out[3] = r.platform;
+    out[4] = r.request;
+    out[5] = r.response;
+    out[6] = r.impression;
+    out[7] = r.revenue;
+    return;
+  }
+  throw new TypeError("not a checked fact");
+}
+
 // ---- The fact-key codec ---------------------------------------------------------------------
 
 /** The key dimensions of each side, by fact-key version (index: version - 1). */

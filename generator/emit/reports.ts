@@ -52,6 +52,8 @@ function sideView(report: ReportModel, side: SideModel) {
     keyId: "`" + letter + side.key.map((name) => `\\u0000\${k.${name}}`).join("") + "`",
     encodeFields: side.key.map((name) => `k.${name}`).join(", "),
     countsAt: 1 + side.key.length,
+    // A fact's fields in order (key, then counters), each with its place in factFields' output.
+    fields: [...side.key, ...report.counters.map((c) => c.name)].map((name, index) => ({ name, index })),
     laterUnion: union(key.filter((k) => k.since > 1).map((k) => k.name)),
     counts: report.counters.map((c) => `c.${c.name} ?? 0`).join(", "),
     fastCheck: [...key.map((k) => k.fast), ...report.counters.map((c) => (c.type === "count" ? `isCount(r.${c.name})` : `isMoney(r.${c.name})`))].join(" &&\n    "),

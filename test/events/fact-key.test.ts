@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { decodeIncrement, demandKeyOf, encodeAuctionKey, decodeAuctionKey, encodeDemandIncrement, encodeSupplyIncrement, FACT_KEY_VERSION, supplyKeyOf } from "@adxkit/bindings/reports";
+import { decodeIncrement, demandKeyOf, encodeAuctionKey, decodeAuctionKey, encodeDemandIncrement, encodeSupplyIncrement, FACT_FIELDS, FACT_KEY_VERSION, factFields, reportModel, supplyKeyOf, type Side } from "@adxkit/bindings/reports";
 import { Exchange } from "../../service/auction/exchange.js";
 import { FactAggregator, SpoolVersionError } from "../../service/events/facts.js";
 import { Spool } from "../../service/events/spool.js";
@@ -76,6 +76,20 @@ describe("the codec", () => {
         expect(decodeIncrement(encodeSupplyIncrement(supplyKeyOf(k), c), FACT_KEY_VERSION)).toEqual({ side: "supply", key: supplyKeyOf(k), counts: c });
         expect(decodeIncrement(encodeDemandIncrement(demandKeyOf(k), c), FACT_KEY_VERSION)).toEqual({ side: "demand", key: demandKeyOf(k), counts: c });
         expect(decodeAuctionKey(JSON.parse(JSON.stringify(encodeAuctionKey(k))))).toEqual(k);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  test("factFields writes a fact's key, then its counters, in the model's order, whatever the array held before", () => {
+    for (const side of ["supply", "demand"] as Side[]) expect(FACT_FIELDS[side]).toEqual([...reportModel.sides[side].key, ...reportModel.counters.map((c) => c.name)]);
+    const out: (string | number)[] = [];
+    fc.assert(
+      fc.property(key, counts, fc.constantFrom<Side>("supply", "demand"), (k, c, side) => {
+        const fact = { side, ...(side === "supply" ? supplyKeyOf(k) : demandKeyOf(k)), ...c } as Parameters<typeof factFields>[0];
+        factFields(fact, out);
+        const record = fact as unknown as Record<string, string | number>;
+        expect(out.slice(0, FACT_FIELDS[side].length)).toEqual(FACT_FIELDS[side].map((name) => record[name]));
       }),
       { numRuns: 200 },
     );

@@ -6,7 +6,7 @@
  */
 import duckdb from "@duckdb/node-bindings";
 import { BIGINT, VARCHAR, DOUBLE, INTEGER, TIMESTAMP, DuckDBDataChunk, timestampValue, type DuckDBAppender, type DuckDBConnection, type DuckDBType } from "@duckdb/node-api";
-import { reportModel, type Side } from "@adxkit/bindings/reports";
+import { FACT_FIELDS, factFields, reportModel, type Side } from "@adxkit/bindings/reports";
 import { FactError } from "../errors.js";
 import { factProblem } from "../fact.js";
 import type { Fact, IngestOptions } from "../store.js";
@@ -92,12 +92,18 @@ class ChunkAppender {
 /** Turns `date_hour` strings into microseconds since the epoch once per distinct hour. */
 class HourCache {
   private readonly values = new Map<string, number>();
+  /** Facts mostly come hour by hour: the last hour is checked before the map. */
+  private last = "";
+  private lastValue = 0;
   get(dateHour: string): number {
+    if (dateHour === this.last) return this.lastValue;
     let value = this.values.get(dateHour);
     if (value === undefined) {
       value = Date.parse(`${dateHour}Z`) * 1000;
       this.values.set(dateHour, value);
     }
+    this.last = dateHour;
+    this.lastValue = value;
     return value;
   }
 }
@@ -143,32 +149,52 @@ export async function hourlyColumns(connection: DuckDBConnection, side: Side, di
   return names.map((name) => fromModel.get(name)!);
 }
 
-/** Appends one fact as a row of its hourly table. */
-function appendRow(appender: ChunkAppender, columns: readonly Column[], fact: Fact, batch: number, hours: HourCache): void {
-  const record = fact as unknown as Record<string, string | number>;
-  for (let i = 0; i < columns.length; i++) {
-    const column = columns[i];
-    switch (column.fill) {
-      case Fill.Batch:
-        appender.int(i, batch);
-        break;
-      case Fill.Hour:
-        appender.int64(i, hours.get(record[column.field] as string));
-        break;
-      case Fill.Code:
-        appender.int(i, column.dictionary!.code(record[column.field] as string));
-        break;
-      case Fill.Integer:
-        appender.int(i, record[column.field] as number);
-        break;
-      case Fill.Count:
-        appender.int64(i, record[column.field] as number);
-        break;
-      default:
-        appender.double(i, record[column.field] as number);
-    }
+/**
+ * Writes a side's facts as rows of its hourly table. The columns are grouped by how each is
+ * written, as pairs (column, place of its field in factFields' output), so that writing a row
+ * reads each field once by its own name (factFields, generated) and dispatches on nothing: a
+ * switch per column reading `fact[name]` took a quarter more time (0.36 against 0.28 s per
+ * million facts, measured alone).
+ */
+class RowWriter {
+  private readonly values: (string | number)[] = [];
+  private readonly batches: number[] = [];
+  private readonly hours: number[] = [];
+  private readonly codes: number[] = [];
+  private readonly dictionaries: Dictionary[] = [];
+  private readonly integers: number[] = [];
+  private readonly counts: number[] = [];
+  private readonly money: number[] = [];
+
+  constructor(
+    side: Side,
+    columns: readonly Column[],
+    private readonly hourCache: HourCache,
+  ) {
+    const fields = FACT_FIELDS[side];
+    columns.forEach((column, i) => {
+      const at = fields.indexOf(column.field);
+      if (column.fill === Fill.Batch) this.batches.push(i);
+      else if (column.fill === Fill.Hour) this.hours.push(i, at);
+      else if (column.fill === Fill.Code) this.codes.push(i, at), this.dictionaries.push(column.dictionary!);
+      else if (column.fill === Fill.Integer) this.integers.push(i, at);
+      else if (column.fill === Fill.Count) this.counts.push(i, at);
+      else this.money.push(i, at);
+    });
   }
-  appender.endRow();
+
+  /** Appends one checked fact of the side as a row. */
+  write(appender: ChunkAppender, fact: Fact, batch: number): void {
+    const values = this.values;
+    factFields(fact, values);
+    for (let i = 0; i < this.batches.length; i++) appender.int(this.batches[i], batch);
+    for (let i = 0; i < this.hours.length; i += 2) appender.int64(this.hours[i], this.hourCache.get(values[this.hours[i + 1]] as string));
+    for (let i = 0; i < this.codes.length; i += 2) appender.int(this.codes[i], this.dictionaries[i >> 1].code(values[this.codes[i + 1]] as string));
+    for (let i = 0; i < this.integers.length; i += 2) appender.int(this.integers[i], values[this.integers[i + 1]] as number);
+    for (let i = 0; i < this.counts.length; i += 2) appender.int64(this.counts[i], values[this.counts[i + 1]] as number);
+    for (let i = 0; i < this.money.length; i += 2) appender.double(this.money[i], values[this.money[i + 1]] as number);
+    appender.endRow();
+  }
 }
 
 /** How many facts of each side one load wrote. */
@@ -195,15 +221,15 @@ export async function ingestFacts(
     for (const dictionary of all) await dictionary.sync(connection);
     const [[batchValue]] = (await connection.runAndReadAll("SELECT nextval('ingest_batch_seq')")).getRowsJS();
     const batch = Number(batchValue);
-    const targets = {} as Record<Side, { appender: ChunkAppender; columns: Column[] }>;
+    const hours = new HourCache();
+    const targets = {} as Record<Side, { appender: ChunkAppender; writer: RowWriter }>;
     for (const side of sides) {
       let columns = layout.get(side);
       if (!columns) layout.set(side, (columns = await hourlyColumns(connection, side, dictionaries)));
       const appender = new ChunkAppender(await connection.createAppender(`${side}_hourly`), columns.map((c) => TYPE_OF_FILL[c.fill]));
       appenders.push(appender);
-      targets[side] = { appender, columns };
+      targets[side] = { appender, writer: new RowWriter(side, columns, hours) };
     }
-    const hours = new HourCache();
     const counts = Object.fromEntries(sides.map((side) => [side, 0])) as IngestCounts;
     let position = 0;
 
@@ -212,7 +238,7 @@ export async function ingestFacts(
       const problem = factProblem(fact);
       if (problem) throw new FactError(position, problem);
       const target = targets[fact.side];
-      appendRow(target.appender, target.columns, fact, batch, hours);
+      target.writer.write(target.appender, fact, batch);
       counts[fact.side]++;
     };
     // A sync iterable is walked without awaiting each item: for-await costs a microtask per fact.
