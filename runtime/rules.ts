@@ -132,6 +132,44 @@ function checkImps(request: any, context: RuleContext): void {
   }
 }
 
+/** The kinds of asset a native request asset may carry, exactly one of them. */
+const ASSET_TYPES = ["title", "img", "video", "data"] as const;
+/** Up to this many assets, ids are compared pairwise (nothing allocated); beyond it, through a Map. */
+const PAIRWISE_ASSETS = 32;
+
+/**
+ * The rules about a native request's assets (native-asset-id-unique, native-asset-one-type), in
+ * one pass that allocates nothing on a valid request: a native request not seen before is
+ * validated on the auction's path. Registered under both ids, like checkImps.
+ */
+function checkAssets(native: any, context: RuleContext): void {
+  const assets = native?.assets;
+  if (!Array.isArray(assets)) return;
+  const firstById = assets.length > PAIRWISE_ASSETS ? new Map<number, number>() : undefined;
+  for (let index = 0; index < assets.length; index++) {
+    const asset = assets[index];
+    if (!isObject(asset)) continue;
+    const id = asset.id;
+    if (typeof id === "number") {
+      let first = firstById?.get(id);
+      if (firstById === undefined) {
+        for (let j = 0; j < index; j++) {
+          if (assets[j]?.id === id) {
+            first = j;
+            break;
+          }
+        }
+      } else if (first === undefined) firstById.set(id, index);
+      if (first !== undefined && first !== index) context.report(pointer("", "assets", index, "id"), "native-asset-id-unique", `assets[${index}].id is ${id}, the id of assets[${first}] too; expected ids unique within the request`);
+    }
+    const types = (asset.title !== undefined ? 1 : 0) + (asset.img !== undefined ? 1 : 0) + (asset.video !== undefined ? 1 : 0) + (asset.data !== undefined ? 1 : 0);
+    if (types !== 1) {
+      const carried = ASSET_TYPES.filter((key) => asset[key] !== undefined);
+      context.report(pointer("", "assets", index), "native-asset-one-type", `assets[${index}] carries ${types === 0 ? "none" : carried.join(" and ")}; expected exactly one of title, img, video or data`);
+    }
+  }
+}
+
 export const rules: Record<string, Rule> = {
   "imp-id-unique": checkImps,
   "imp-has-media": checkImps,
@@ -146,30 +184,8 @@ export const rules: Record<string, Rule> = {
     }
   },
 
-  "native-asset-id-unique"(native, context) {
-    const assets = native?.assets;
-    if (!Array.isArray(assets)) return;
-    const seen = new Map<unknown, number>();
-    assets.forEach((asset: any, index: number) => {
-      const id = asset?.id;
-      if (typeof id !== "number") return;
-      const first = seen.get(id);
-      if (first !== undefined) context.report(pointer("", "assets", index, "id"), "native-asset-id-unique", `assets[${index}].id is ${id}, the id of assets[${first}] too; expected ids unique within the request`);
-      else seen.set(id, index);
-    });
-  },
-
-  "native-asset-one-type"(native, context) {
-    const assets = native?.assets;
-    if (!Array.isArray(assets)) return;
-    assets.forEach((asset: any, index: number) => {
-      if (!isObject(asset)) return;
-      const types = ["title", "img", "video", "data"].filter((key) => asset[key] !== undefined);
-      if (types.length !== 1) {
-        context.report(pointer("", "assets", index), "native-asset-one-type", `assets[${index}] carries ${types.length === 0 ? "none" : types.join(" and ")}; expected exactly one of title, img, video or data`);
-      }
-    });
-  },
+  "native-asset-id-unique": checkAssets,
+  "native-asset-one-type": checkAssets,
 
   "native-context-subtype"(native, context) {
     const range = nativeContextSubtypes[native?.context];

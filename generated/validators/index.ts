@@ -220,7 +220,6 @@ export const validators: Record<string, Validator> = {
     // One call site per rule: each call has one target, which the engine can inline.
     checkRules: (payload, context) => {
       rules["native-asset-id-unique"](payload, context);
-      rules["native-asset-one-type"](payload, context);
       rules["native-context-subtype"](payload, context);
     },
     unwrap: "native",
