@@ -5,9 +5,9 @@
 import { spawnSync } from "node:child_process";
 import { printTable } from "./table.js";
 import { runCorpusRates } from "./corpus-rates.js";
-import { runValidatorBench } from "./validators.js";
+import { printValidationTable, runValidatorBench } from "./validators.js";
 
-printTable("Bid request validation (parsed object; operations per CPU second, best of 7 rounds)", await runValidatorBench());
+printValidationTable(await runValidatorBench());
 printTable("Conformance on ../shared/corpus/openrtb (decisions and reasons: test/corpus.test.ts)", await runCorpusRates());
 
 for (const name of ["bindings", "report-store", "reports-http", "clickhouse-billed", "exchange-work", "notices", "auction"]) {
