@@ -26,6 +26,10 @@ const AUCTION_RULES = {
   "default-currency": "currency",
   "report-currency": "currency",
   "max-burl-length": "number",
+  "billing-token-ttl-ms": "number",
+  "flush-ms": "number",
+  "settle-margin-ms": "number",
+  "settle-every-ms": "number",
 } as const;
 
 type Camel<S extends string> = S extends `${infer Head}-${infer Tail}` ? `${Head}${Capitalize<Camel<Tail>>}` : S;

@@ -4,6 +4,7 @@
  */
 import { createServer } from "node:net";
 import { dirname, resolve } from "node:path";
+import { auctionRules } from "@adxkit/bindings";
 import type { FastifyInstance } from "fastify";
 import { createAuthThrottle } from "./accounts/throttle.js";
 import { loadAdminKey, publishAdminAddress } from "./admin/access.js";
@@ -99,6 +100,34 @@ export async function assertPortFree(host: string, port: number): Promise<number
 }
 
 /**
+ * Runs the store's settling of billed impressions (ClickHouse; none on DuckDB) at start and every
+ * settle-every-ms (spec x-adxkit-auction), one run at a time: cheap when nothing is due, safe on
+ * every node at once. A failed run is logged and the next one tries again. Returns its stop.
+ */
+function startSettling(store: ReportStore, app: FastifyInstance): () => Promise<void> {
+  if (store.settleBilled === undefined) return async () => undefined;
+  let running: Promise<void> | undefined;
+  const run = () => {
+    running ??= store
+      .settleBilled!()
+      .then(
+        (days) => {
+          if (Object.values(days).some((list) => list.length > 0)) app.log.info({ settled: days }, "billed impressions settled");
+        },
+        (error: unknown) => app.log.warn({ err: error }, "settling billed impressions failed; the next run tries again"),
+      )
+      .finally(() => (running = undefined));
+  };
+  const timer = setInterval(run, auctionRules.settleEveryMs);
+  timer.unref();
+  run();
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
+}
+
+/**
  * Opens the store (unless given), builds the app with the docs, the exchange (with a bidders
  * file) and the operations endpoints (/health, /ready, /metrics), and listens. What it opened is
  * closed again when it fails; a taken port is a PortUnavailableError.
@@ -169,6 +198,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const url = typeof address === "object" && address ? `http://${host}:${address.port}` : `http://${host}:${port}`;
   // Where `adxkit accounts` finds this server (a wildcard host is reached on loopback).
   if (adminKey) publishAdminAddress(options.db, host === "0.0.0.0" || host === "::" ? `http://127.0.0.1:${port}` : url, adminKey);
+  const stopSettling = startSettling(store, app);
   return {
     url,
     app,
@@ -184,6 +214,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       app.log.info({ billingKeys: ring.keys.map((k) => k.id), currencies: rates && [...rates.currencies].sort(), ratesAsOf: rates?.dataAsOf }, "billing keys and currency rates reloaded");
     },
     async close() {
+      await stopSettling();
       await app.close();
       await exchange?.close();
       if (!options.store) await store.close();

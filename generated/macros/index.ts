@@ -66,5 +66,9 @@ export const auctionRules = {
   "shedMinRunning": 16,
   "defaultCurrency": "USD",
   "reportCurrency": "USD",
-  "maxBurlLength": 8192
+  "maxBurlLength": 8192,
+  "billingTokenTtlMs": 3600000,
+  "flushMs": 1000,
+  "settleMarginMs": 600000,
+  "settleEveryMs": 60000
 } as const;

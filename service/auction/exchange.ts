@@ -49,9 +49,9 @@ export interface ExchangeOptions {
   logger?: EventLogger;
   /** Wall clock, epoch milliseconds (fact hours, token expiry); Date.now by default. */
   clock?: () => number;
-  /** Lifetime of a billing token (default 1 hour). */
+  /** Lifetime of a billing token (default the spec's billing-token-ttl-ms, 1 hour; the ClickHouse settler counts on it). */
   billingTtlMs?: number;
-  /** Period of the fact flush (default 1000 ms). */
+  /** Period of the fact flush (default the spec's flush-ms, 1000 ms). */
   flushMs?: number;
   /** tmax when the request has none (default 200 ms). */
   defaultTmaxMs?: number;
@@ -197,7 +197,6 @@ const endOfTurn = () =>
     }),
   ));
 const silent: EventLogger = { info: noop, warn: noop, error: noop };
-const HOUR_MS = 3_600_000;
 const isObject = (v: unknown): v is Record<string, any> => typeof v === "object" && v !== null && !Array.isArray(v);
 /** A path into a bid; group 3 when it points inside the bid's markup (the native response's own issues). */
 const bidPath = /^\/seatbid\/(\d+)\/bid\/(\d+)(?:(\/adm\/)|\/|$)/;
@@ -263,7 +262,7 @@ export class Exchange {
     this.clock = options.clock ?? Date.now;
     this.lenient = options.lenient === true;
     this.publicUrl = options.publicUrl.replace(/\/+$/, "");
-    this.billingTtlMs = options.billingTtlMs ?? HOUR_MS;
+    this.billingTtlMs = options.billingTtlMs ?? auctionRules.billingTokenTtlMs;
     this.billingKeys = options.billingKeys;
     this.rates = options.currencyRates ?? new CurrencyConverter();
     this.defaultTmaxMs = options.defaultTmaxMs ?? DEFAULT_TMAX_MS;

@@ -14,6 +14,7 @@
  * several nodes) gets each billed impression apart, with its token id, instead of summed into
  * the aggregate: a repeat given by another node then collapses in the store.
  */
+import { auctionRules } from "@adxkit/bindings";
 import { factProblem } from "../store/fact.js";
 import {
   FACT_KEY_VERSION,
@@ -87,7 +88,7 @@ const UNIT = reportModel.counters.map((c) => (c.type === "money" ? 1e9 : 1));
 
 export interface FactAggregatorOptions {
   sink: FactSink;
-  /** Flush period in milliseconds (default 1000). */
+  /** Flush period in milliseconds (default the spec's flush-ms, 1000). */
   flushMs?: number;
   logger?: EventLogger;
   /** A started spool: every event is appended to it, and each flush records its checkpoint. */
@@ -146,7 +147,7 @@ export class FactAggregator {
     this.spool = options.spool;
     this.checkpointName = options.spool ? `exchange:${options.spool.nodeId}` : undefined;
     this.logger = options.logger ?? silent;
-    this.timer = setInterval(() => void this.flush(), options.flushMs ?? 1000);
+    this.timer = setInterval(() => void this.flush(), options.flushMs ?? auctionRules.flushMs);
     this.timer.unref();
   }
 

@@ -130,6 +130,12 @@ export interface ReportStore {
    * or any failure loads none of them, and writes none of `options`. Returns how many were loaded.
    */
   ingest(facts: Iterable<Fact> | AsyncIterable<Fact>, options?: IngestOptions): Promise<number>;
+  /**
+   * Settles the billed impressions that are due into per-day sums (ClickHouse: docs/clickhouse.md,
+   * "Settling"), returning the days settled by side; safe on every node at once. Absent where
+   * billed impressions are facts like any other (DuckDB). `adxkit serve` runs it periodically.
+   */
+  settleBilled?(): Promise<Record<string, string[]>>;
   /** The checkpoint of spool `name` and the billing tokens counted that expire after `now` (epoch ms). */
   recoveryState(name: string, now: number): Promise<RecoveryState>;
   /** Runs one report on the account's own data. Throws `StoreError` for a malformed query. */

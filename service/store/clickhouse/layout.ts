@@ -40,7 +40,7 @@ export function rollupViewStatement(rollup: ReportRollupTable, model: ReportMode
 /**
  * The migration statements of a dimension added to a side's key (spec/report-model.yaml, `since`
  * and `default` — "" or 0, what a new column holds for the rows already there): its column in
- * the hourly facts, the billed impressions and every rollup that keeps it, appended to their sorting
+ * the hourly facts, the billed impressions, their settled sums and every rollup that keeps it, appended to their sorting
  * keys (SummingMergeTree adds up rows of equal keys, so the new dimension must be one), and the
  * views of those rollups made again with it. See docs/adding-a-report-dimension.md.
  */
@@ -55,6 +55,8 @@ export function addDimensionStatements(side: Side, dimension: string, model: Rep
     `ALTER TABLE {db}.${side}_hourly ADD COLUMN ${dimension} ${type}, MODIFY ORDER BY ${sortingKey(side, "hour", [...before, dimension], model)}`,
     // Billed impressions collapse per token, whose key fixes the new column too: not in their sorting key.
     `ALTER TABLE {db}.${side}_billed ADD COLUMN ${dimension} ${type}`,
+    // Settled sums replace per key and day: the new dimension must be in their key (settle.ts).
+    `ALTER TABLE {db}.${side}_billed_daily ADD COLUMN ${dimension} ${type}, MODIFY ORDER BY ${sortingKey(side, "day", [...before, dimension], model)}`,
   ];
   for (const rollup of model.rollups.filter((r) => r.side === side && r.dimensions.includes(dimension))) {
     const time = rollup.grain === "day" ? "day" : "month";

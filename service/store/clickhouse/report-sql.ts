@@ -3,13 +3,14 @@
  * made by `quoteString` or checked integers on 18.x (sql.ts). Spliced text is only names of the
  * report model and its numbers. The metrics are computed in SQL exactly as the DuckDB rendering
  * computes them (IEEE division of the sums, then `floor(x × 10^d + 0.5) / 10^d`), and the server
- * writes each row as JSON (JSONEachRow), so JS only joins lines. Billed impressions, a row per
- * billing token (billed.ts), are read beside the facts over the whole range, with FINAL.
+ * writes each row as JSON (JSONEachRow), so JS only joins lines. Billed impressions are read
+ * beside the facts over the whole range, with FINAL: settled days from their per-day sums
+ * (settle.ts), the other hours a row per billing token (billed.ts).
  */
-import type { ReportMetricTable } from "@adxkit/bindings/reports";
-import { nextPeriod, type PlanPart, type ReportPlan } from "../plan.js";
-import { billedTable } from "./billed.js";
+import type { ReportMetricTable, Side } from "@adxkit/bindings/reports";
+import { nextPeriod, splitTime, type FactTable, type PlanPart, type ReportPlan } from "../plan.js";
 import type { ClickHouseConnection } from "./connection.js";
+import { keyColumns } from "./layout.js";
 import type { SqlValues } from "./sql.js";
 
 /** The rows query (sorted, limited) and the count query (the same groups, counted). */
@@ -35,8 +36,20 @@ export function metricSql(m: ReportMetricTable, zero: number): string {
   return m.denominator === undefined ? value : `if(s_${m.denominator} = 0, toFloat64(${zero}), ${value})`;
 }
 
-/** Renders a plan against the store's database. */
-export function renderReport(connection: Pick<ClickHouseConnection, "values" | "table">, plan: ReportPlan): ReportSql {
+/**
+ * The parts of the hours `first`..`last` to read billed impressions from: whole days before
+ * `settledBefore` (UTC ms, the first unsettled day; 0: none) from the settled sums, every other
+ * hour from the billed rows.
+ */
+export function billedParts(side: Side, first: number, last: number, settledBefore: number): PlanPart[] {
+  const rows: FactTable = { side, name: "billed", grain: "hour", dimensions: keyColumns(side) };
+  const sums: FactTable = { ...rows, name: "billed_daily", grain: "day" };
+  const settled = Math.min(last, settledBefore - HOUR_MS);
+  return [...splitTime(first, settled, [sums, rows]), ...splitTime(Math.max(first, settled + HOUR_MS), last, [rows])];
+}
+
+/** Renders a plan against the store's database; billed impressions of days before `settledBefore` (UTC ms) are read from their settled sums. */
+export function renderReport(connection: Pick<ClickHouseConnection, "values" | "table">, plan: ReportPlan, settledBefore = 0): ReportSql {
   const values = connection.values();
   const list = (items: readonly (string | number)[], type: "String" | "UInt32") => items.map((v) => values.add(v, type)).join(", ");
   const conditions = [plan.scope.values.length === 0 ? "0" : `${plan.scope.dimension} IN (${list(plan.scope.values, "String")})`];
@@ -51,17 +64,18 @@ export function renderReport(connection: Pick<ClickHouseConnection, "values" | "
   const project = (part: PlanPart | undefined) => [...plan.dimensions.map((_, i) => `${key(part, i)} AS k${i}`), ...plan.counters.map((c) => `${c} AS v_${c}`)].join(", ");
   const hourly = (table: string, part: PlanPart) =>
     `SELECT ${project(part)} FROM ${table} WHERE hour BETWEEN toDateTime(${values.add(clampSeconds(part.from), "UInt32")}) AND toDateTime(${values.add(clampSeconds(part.to), "UInt32")})${where}`;
-  const parts = plan.parts.map((part) => {
-    const table = connection.table(`${part.table.side}_${part.table.name}`);
+  const read = (part: PlanPart, final = "") => {
+    const table = connection.table(`${part.table.side}_${part.table.name}`) + final;
     if (part.table.grain === "hour") return hourly(table, part);
     const time = part.table.grain === "day" ? "day" : "month";
     return `SELECT ${project(part)} FROM ${table} WHERE ${time} BETWEEN toDate(${values.add(dayText(part.from), "String")}) AND toDate(${values.add(dayText(part.to), "String")})${where}`;
-  });
+  };
+  const parts = plan.parts.map((part) => read(part));
   if (parts.length > 0) {
-    // The billed impressions of the whole range, hour by hour (no rollup holds them), one row per token.
+    // The billed impressions of the whole range (no rollup holds them): settled days' sums, the rest a row per token.
     const last = plan.parts[plan.parts.length - 1];
-    const range: PlanPart = { table: { ...last.table, name: "billed", grain: "hour" }, from: plan.parts[0].from, to: nextPeriod(last.table.grain, last.to) - HOUR_MS };
-    parts.push(hourly(`${connection.table(billedTable(plan.side))} FINAL`, range));
+    const byHour = plan.dimensions.some((d) => d.type === "hour");
+    for (const part of billedParts(plan.side, plan.parts[0].from, nextPeriod(last.table.grain, last.to) - HOUR_MS, byHour ? 0 : settledBefore)) parts.push(read(part, " FINAL"));
   }
   // No hour in the range: nothing to read, yet a report without dimensions still has its zero row.
   if (parts.length === 0) parts.push(`SELECT ${project(undefined)} FROM ${connection.table(`${plan.side}_hourly`)} WHERE 0${where}`);

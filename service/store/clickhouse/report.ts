@@ -8,6 +8,7 @@ import { planReport, type PlanOptions } from "../plan.js";
 import type { ReportJson, ReportQuery } from "../store.js";
 import type { ClickHouseConnection } from "./connection.js";
 import { renderReport } from "./report-sql.js";
+import type { SettledBefore } from "./settle.js";
 
 const NEWLINE = 0x0a;
 const COMMA = 0x2c;
@@ -30,9 +31,9 @@ export function jsonLinesToArray(lines: Buffer): { bytes: Buffer; rows: number }
 }
 
 /** Runs one report; its rows come back as the UTF-8 bytes of one JSON array. */
-export async function runReportJson(connection: ClickHouseConnection, query: ReportQuery, options?: PlanOptions): Promise<ReportJson> {
+export async function runReportJson(connection: ClickHouseConnection, query: ReportQuery, options?: PlanOptions & { settledBefore?: SettledBefore }): Promise<ReportJson> {
   const plan = planReport(query, options);
-  const { sql, countSql, values } = renderReport(connection, plan);
+  const { sql, countSql, values } = renderReport(connection, plan, options?.settledBefore?.[plan.side]);
   const { bytes, rows } = jsonLinesToArray(await connection.jsonLines(sql, values));
   let total = rows;
   if (plan.dimensions.length > 0 && rows >= plan.limit) {

@@ -23,6 +23,9 @@
  * - Billed impressions (`*_billed`) are a row per billing token, a ReplacingMergeTree sorted by
  *   scope, hour and token id: the same token given by several exchange nodes is one row after a
  *   merge, and reports read it with FINAL (billed.ts, docs/clickhouse.md).
+ * - Settled days (`*_billed_daily`): a day's billed rows summed by the side's whole key once no
+ *   regular write for it can come, a ReplacingMergeTree with the settling's version, so settling
+ *   again (another node, a late row) replaces the sums instead of adding to them (settle.ts).
  */
 
 import type { Migration } from "../migrations.js";
@@ -145,6 +148,23 @@ export const clickhouseMigrations: ClickHouseMigration[] = [
     version: 7,
     name: "daily rollup by publisher, app and country (spec/report-model.yaml daily_apps), filled from the daily one",
     statements: addedRollup("supply_daily_apps", "day", { daily: "day", hourly: "toDate(hour)" }, "publisher_id String, app_bundle_id String, country String", "publisher_id", "app_bundle_id, country"),
+  },
+  {
+    version: 8,
+    name: "settled billed impressions: a day's billed rows as per-day sums once no regular write can come (settle.ts)",
+    statements: [
+      // One settling's sums per key and day; settling again writes a newer version of every key.
+      `CREATE TABLE IF NOT EXISTS {db}.supply_billed_daily (day Date, ${supplyKeys}, ${metrics}, version UInt64)
+         ENGINE = ReplacingMergeTree(version) PARTITION BY toYYYYMM(day) ORDER BY (publisher_id, day, ${supplyKeyNames})`,
+      `CREATE TABLE IF NOT EXISTS {db}.demand_billed_daily (day Date, ${demandKeys}, ${metrics}, version UInt64)
+         ENGINE = ReplacingMergeTree(version) PARTITION BY toYYYYMM(day) ORDER BY (bidder_id, day, ${demandKeyNames})`,
+      // Written after a day's sums; read_at: the server's clock (seconds) when the settling began to read.
+      `CREATE TABLE IF NOT EXISTS {db}.billed_settled (side String, day Date, read_at UInt32, version UInt64)
+         ENGINE = ReplacingMergeTree(version) ORDER BY (side, day)`,
+      // A billed row written after its day could have been settled; the latest mark of a day is what counts.
+      `CREATE TABLE IF NOT EXISTS {db}.billed_late (side String, day Date, marked_at UInt32)
+         ENGINE = ReplacingMergeTree(marked_at) ORDER BY (side, day)`,
+    ],
   },
 ];
 

@@ -6,10 +6,15 @@ import { insertBilled } from "./billed.js";
 import { ingestClickHouse } from "./ingest.js";
 import { readRecoveryState, SWEEP_EVERY_MS, writeRecovery } from "./recovery.js";
 import { runReportJson } from "./report.js";
+import { markLateDays, readSettledBefore, settleMarked, settleBilled, type SettledBefore, type SettleRun } from "./settle.js";
+import { auctionRules } from "@adxkit/bindings";
 import { CredentialsCache } from "../credentials-cache.js";
 
 /** How long a credential verified on this node is trusted: a revocation on another node sharing the database takes effect within it. */
 export const CREDENTIALS_TTL_MS = 5000;
+
+/** How long a node's reports use the settled days it last read before reading them again. */
+export const SETTLED_REFRESH_MS = auctionRules.settleEveryMs;
 
 /** `ReportStore` on ClickHouse (current servers with bound parameters; 18.x with escaped literals). */
 export class ClickHouseReportStore implements ReportStore {
@@ -20,6 +25,8 @@ export class ClickHouseReportStore implements ReportStore {
   /** When expired billing tokens were last deleted. */
   private lastSweep = 0;
   private readonly credentials = new CredentialsCache({ ttlMs: CREDENTIALS_TTL_MS });
+  /** The settled days reports read sums of, and when they were read (settledBefore). */
+  private settled: { readAt: number; before: SettledBefore } | undefined;
 
   private constructor(
     private readonly connection: ClickHouseConnection,
@@ -49,6 +56,8 @@ export class ClickHouseReportStore implements ReportStore {
         // First: writing them again (the flush retried after a failure below, a replay after a
         // crash) collapses, so they are exactly once even where the facts are at least once.
         const billed = options?.billed ? await insertBilled(this.connection, options.billed) : 0;
+        // After the rows (a crash in between replays both): late rows mark their day and settle it again.
+        if (options?.billed) await settleMarked(this.connection, await markLateDays(this.connection, options.billed, Date.now()));
         const counts = await ingestClickHouse(this.connection, facts);
         if (options?.checkpoint || options?.billingTokens) await writeRecovery(this.connection, options, sweep);
         return Object.values(counts).reduce((sum, n) => sum + n, billed);
@@ -67,7 +76,30 @@ export class ClickHouseReportStore implements ReportStore {
   }
 
   reportJson(query: ReportQuery): Promise<ReportJson> {
-    return this.connection.use(() => runReportJson(this.connection, query, { rollups: this.rollups }));
+    return this.connection.use(async () => runReportJson(this.connection, query, { rollups: this.rollups, settledBefore: await this.settledBefore() }));
+  }
+
+  /**
+   * Settles the billed impressions that are due (settle.ts); any node may, at any time, as often
+   * as it likes. `adxkit serve` runs it every settle-every-ms (spec x-adxkit-auction).
+   */
+  settleBilled(): Promise<SettleRun> {
+    return this.connection.use(async () => {
+      const run = await settleBilled(this.connection);
+      this.settled = { readAt: Date.now(), before: await readSettledBefore(this.connection) };
+      return run;
+    });
+  }
+
+  /**
+   * The first unsettled day of each side, read again after SETTLED_REFRESH_MS. An older answer is
+   * still exact (billed rows are kept after settling): reports just read more of them.
+   */
+  private async settledBefore(): Promise<SettledBefore> {
+    if (this.settled === undefined || Date.now() - this.settled.readAt >= SETTLED_REFRESH_MS) {
+      this.settled = { readAt: Date.now(), before: await readSettledBefore(this.connection) };
+    }
+    return this.settled.before;
   }
 
   createAccount(a: NewAccount): Promise<{ userid: string; authorization: string }> {
