@@ -12,9 +12,11 @@
  * does (one core less). Loopback only, bounded.
  *
  * ROWS=1000000 npx tsx bench/reports-http.ts for a quicker run (npm run build first: it loads dist/).
- * Heavy on a shared 2-core machine: a 10 M run takes a few minutes per engine.
+ * Heavy on a shared 2-core machine: a 10 M run takes a few minutes per engine. Every wait is
+ * bounded (`within`): a step that does not finish fails the run naming it, and a process that
+ * would not exit once done says what keeps it alive and exits 1.
  */
-import { fork } from "node:child_process";
+import { fork, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -30,6 +32,27 @@ const rows = Number(process.env.ROWS ?? 10_000_000);
 const runs = Number(process.env.RUNS ?? 20);
 const heavySeconds = Number(process.env.HEAVY_S ?? 4);
 const clickhouseServer = (process.env.ADXKIT_CLICKHOUSE_URL ?? "http://127.0.0.1:18123").replace(/\/+$/, "");
+/** How long one HTTP request of the clients may take (undici's own default is 5 minutes). */
+const requestTimeoutMs = 60_000;
+
+/** `promise`, or a failure naming `what` once `ms` have passed without it settling. */
+function within<T>(what: string, ms: number, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms / 1000} s`)), ms)));
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+/** The first message of a child process, or a failure when it exits first or says nothing for `ms`. */
+function firstMessage<T>(child: ChildProcess, what: string, ms: number): Promise<T> {
+  const answer = new Promise<T>((resolve, reject) => {
+    child.once("message", (m) => resolve(m as T));
+    child.once("exit", (code, signal) => reject(new Error(`${what} ended (exit ${code ?? signal}) before answering`)));
+  });
+  return within(what, ms, answer).catch((error: unknown) => {
+    child.kill();
+    throw error;
+  });
+}
 
 if (process.argv[2] === "bidders") {
   // Child: the reference bidders (~5 ms each), off the server's event loop.
@@ -39,10 +62,16 @@ if (process.argv[2] === "bidders") {
   process.on("disconnect", () => void Promise.all(running.map((b) => b.close())).then(() => process.exit(0)));
 } else if (process.argv[2] === "client") {
   process.once("message", async (job) => {
-    process.send!(await runClient(job as ClientJob), () => process.disconnect());
+    // Exits once the answer is sent: its idle keep-alive sockets must not keep it (and so the bench) alive.
+    process.send!(await runClient(job as ClientJob), () => process.exit(0));
   });
 } else {
   await main();
+  // Everything was closed: an event loop still alive past this says what was left open.
+  setTimeout(() => {
+    process.stderr.write(`the bench did not exit 10 s after it finished; still open: ${process.getActiveResourcesInfo().join(", ")}\n`);
+    process.exit(1);
+  }, 10_000).unref();
 }
 
 interface EngineFigures {
@@ -66,7 +95,7 @@ async function main(): Promise<void> {
   const { buildApp } = await loadCompiled<typeof import("../service/app.js")>("service/app.js");
   const { registerExchange, SealKeyRing, sealKey } = await loadCompiled<typeof import("../service/auction/index.js")>("service/auction/index.js");
   const bidders = fork(fileURLToPath(import.meta.url), ["bidders"], { execArgv: process.execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] });
-  const { endpoints } = await new Promise<{ endpoints: string[] }>((resolve) => bidders.once("message", (m) => resolve(m as { endpoints: string[] })));
+  const { endpoints } = await firstMessage<{ endpoints: string[] }>(bidders, "the bidders' process", 60_000);
   const plan = seedPlan({ days: 31, rows });
   const fmt = (n: number, digits = 1) => n.toLocaleString("en-US", { maximumFractionDigits: digits });
   process.stderr.write(`seed: ${fmt(plan.supplyRows)} supply + ${fmt(plan.demandRows)} demand facts, ${plan.start} to ${plan.end}\n`);
@@ -76,7 +105,7 @@ async function main(): Promise<void> {
     process.stderr.write(`${name}: ingesting…\n`);
     const t0 = performance.now();
     const loading = await open();
-    const loaded = await loading.ingest(generateSeedFacts({ days: 31, rows, seed: 7 }));
+    const loaded = await within(`${name}'s load`, 30 * 60_000, loading.ingest(generateSeedFacts({ days: 31, rows, seed: 7 })));
     const ingestRate = loaded / ((performance.now() - t0) / 1000);
     process.stderr.write(`${name}: ${fmt(loaded)} facts at ${fmt(ingestRate, 0)}/s; serving…\n`);
     const store = await reopen(loading);
@@ -106,16 +135,14 @@ async function main(): Promise<void> {
       const job: ClientJob = { name, base, headers: { "content-type": "application/json", "x-userid": account.userid, "x-authorization": account.authorization }, auctionKey: auctionKey! };
       // The clients run in a child process: what the server's event loop does is measured, not the bench's parsing of 31,000 rows.
       const client = fork(fileURLToPath(import.meta.url), ["client"], { execArgv: process.execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] });
-      const answer = new Promise<ClientFigures>((resolve, reject) => {
-        client.once("message", (m) => resolve(m as ClientFigures));
-        client.once("exit", (code) => reject(new Error(`the bench's client process ended (exit ${code})`)));
-      });
+      // Three reports RUNS + 1 times each, 2 s of idle probes, HEAVY_S s of heavy reports: well within it.
+      const answer = firstMessage<ClientFigures>(client, "the bench's client process", 15 * 60_000);
       client.send(job);
       return { ingestRate, ...(await answer) };
     } finally {
-      await app.close();
-      await exchange?.close();
-      await store.close();
+      await within(`${name}: closing the server`, 30_000, app.close());
+      await within(`${name}: closing the exchange`, 30_000, exchange?.close() ?? Promise.resolve());
+      await within(`${name}: closing the store`, 60_000, store.close());
       rmSync(spool, { recursive: true, force: true });
     }
   }
@@ -149,11 +176,16 @@ async function main(): Promise<void> {
       const url = `${clickhouseServer}/${database}`;
       figures[`ClickHouse ${house.server.version}`] = await measure("ClickHouse", async () => house, () => openStore({ store: "clickhouse", clickhouseUrl: url }));
     } finally {
-      await house.dropDatabase().catch(() => undefined);
-      await house.close();
+      await within("dropping the ClickHouse database", 60_000, house.dropDatabase()).catch(() => undefined);
+      await within("closing the ClickHouse store", 30_000, house.close());
     }
   }
+  const biddersExit = new Promise<void>((resolve) => bidders.once("exit", () => resolve()));
   bidders.disconnect();
+  await within("the bidders' process exit", 15_000, biddersExit).catch((error: unknown) => {
+    bidders.kill();
+    throw error;
+  });
 
   const engines = Object.keys(figures);
   const cell = (f: EngineFigures | string, value: (f: EngineFigures) => string) => (typeof f === "string" ? "—" : value(f));
@@ -189,9 +221,10 @@ type ClientFigures = Omit<EngineFigures, "ingestRate">;
 
 /** The client side, in its own process: the report medians, then the probes idle and during heavy reports. */
 async function runClient({ name, base, headers, auctionKey }: ClientJob): Promise<ClientFigures> {
+  const timeouts = { headersTimeout: requestTimeoutMs, bodyTimeout: requestTimeoutMs };
   const post = async (body: unknown) => {
     const t = performance.now();
-    const response = await request(`${base}/api/report/v1`, { method: "POST", headers, body: JSON.stringify(body) });
+    const response = await request(`${base}/api/report/v1`, { method: "POST", headers, body: JSON.stringify(body), ...timeouts });
     const parsed = (await response.body.json()) as { status: { code: number }; data: { total: number; data: Record<string, number>[] } };
     if (parsed.status.code !== 0) throw new Error(`report failed: ${JSON.stringify(parsed.status)}`);
     return { ms: performance.now() - t, rows: parsed.data.total, revenue: parsed.data.data.reduce((sum, row) => sum + (row.revenue ?? 0), 0) };
@@ -230,9 +263,9 @@ async function runClient({ name, base, headers, auctionKey }: ClientJob): Promis
     }
     return latencies;
   };
-  const cheap = async () => (await request(`${base}/api/report/v1`, { method: "POST", headers, body: "{}" })).body.text();
+  const cheap = async () => (await request(`${base}/api/report/v1`, { method: "POST", headers, body: "{}", ...timeouts })).body.text();
   const auction = async () => {
-    const response = await request(`${base}/openrtb2/auction`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${auctionKey}` }, body: auctionBody });
+    const response = await request(`${base}/openrtb2/auction`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${auctionKey}` }, body: auctionBody, ...timeouts });
     const text = await response.body.text();
     // A refused auction (401, 400) is no auction: its time would measure nothing.
     if (response.statusCode !== 200 && response.statusCode !== 204) throw new Error(`auction answered HTTP ${response.statusCode}: ${text.slice(0, 200)}`);
@@ -244,7 +277,7 @@ async function runClient({ name, base, headers, auctionKey }: ClientJob): Promis
   const heavyLoop = async () => {
     while (performance.now() < until) {
       // Read, not parsed: the client's CPU competes with the server's on a small machine.
-      const response = await request(`${base}/api/report/v1`, { method: "POST", headers, body: JSON.stringify(queries.grouped) });
+      const response = await request(`${base}/api/report/v1`, { method: "POST", headers, body: JSON.stringify(queries.grouped), ...timeouts });
       const bytes = Buffer.from(await response.body.arrayBuffer());
       if (!bytes.subarray(0, 200).toString("latin1").includes('"code":0,')) throw new Error(`heavy report failed: ${bytes.subarray(0, 200).toString("latin1")}`);
       heavyReports++;
