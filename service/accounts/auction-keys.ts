@@ -11,6 +11,7 @@
  * tells nothing about any other key).
  */
 import { createHash } from "node:crypto";
+import { REVOCATION_DELAY_MS } from "../store/credentials-cache.js";
 import type { AuctionKeyRecord } from "../store/store.js";
 
 /** Where the keys come from: the report store. */
@@ -25,7 +26,7 @@ export interface AuctionAccount {
 }
 
 export interface AuctionKeysOptions {
-  /** Period of the full reload (default 5000 ms): how long a revoked key may still work. */
+  /** Period of the full reload (default REVOCATION_DELAY_MS): how long a revoked key may still work. */
   refreshMs?: number;
   /** An unknown key reloads the table at most this often (default 1000 ms). */
   missRefreshMs?: number;
@@ -51,7 +52,7 @@ export class AuctionKeys {
   ) {
     this.missRefreshMs = options.missRefreshMs ?? 1000;
     this.now = options.now ?? Date.now;
-    this.timer = setInterval(() => void this.reload().catch(() => {}), options.refreshMs ?? 5000);
+    this.timer = setInterval(() => void this.reload().catch(() => {}), options.refreshMs ?? REVOCATION_DELAY_MS);
     this.timer.unref();
   }
 

@@ -13,6 +13,13 @@ import { timingSafeEqual } from "node:crypto";
 import { sha256 } from "./checks.js";
 import type { Account } from "./store.js";
 
+/**
+ * How long a revocation made by another process sharing the database (another ClickHouse node)
+ * may take to reach this one: the lifetime of a cached credential there, and the reload period of
+ * the exchange's auction keys (service/accounts/auction-keys.ts). One through this process acts at once.
+ */
+export const REVOCATION_DELAY_MS = 5000;
+
 export interface CredentialsCacheOptions {
   /** How long a verified credential is trusted without asking the database again (Infinity: until revoked here). */
   ttlMs: number;

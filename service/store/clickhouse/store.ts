@@ -8,10 +8,7 @@ import { readRecoveryState, SWEEP_EVERY_MS, writeRecovery } from "./recovery.js"
 import { runReportJson } from "./report.js";
 import { markLateDays, readSettledBefore, settleMarked, settleBilled, type SettledBefore, type SettleRun } from "./settle.js";
 import { auctionRules } from "@adxkit/bindings";
-import { CredentialsCache } from "../credentials-cache.js";
-
-/** How long a credential verified on this node is trusted: a revocation on another node sharing the database takes effect within it. */
-export const CREDENTIALS_TTL_MS = 5000;
+import { CredentialsCache, REVOCATION_DELAY_MS } from "../credentials-cache.js";
 
 /** How long a node's reports use the settled days it last read before reading them again. */
 export const SETTLED_REFRESH_MS = auctionRules.settleEveryMs;
@@ -24,7 +21,7 @@ export class ClickHouseReportStore implements ReportStore {
   private loads: Promise<unknown> = Promise.resolve();
   /** When expired billing tokens were last deleted. */
   private lastSweep = 0;
-  private readonly credentials = new CredentialsCache({ ttlMs: CREDENTIALS_TTL_MS });
+  private readonly credentials = new CredentialsCache({ ttlMs: REVOCATION_DELAY_MS });
   /** The settled days reports read sums of, and when they were read (settledBefore). */
   private settled: { readAt: number; before: SettledBefore } | undefined;
 
