@@ -176,7 +176,10 @@ class RowWriter {
       const at = fields.indexOf(column.field);
       if (column.fill === Fill.Batch) this.batches.push(i);
       else if (column.fill === Fill.Hour) this.hours.push(i, at);
-      else if (column.fill === Fill.Code) this.codes.push(i, at), this.dictionaries.push(column.dictionary!);
+      else if (column.fill === Fill.Code) {
+        this.codes.push(i, at);
+        this.dictionaries.push(column.dictionary!);
+      }
       else if (column.fill === Fill.Integer) this.integers.push(i, at);
       else if (column.fill === Fill.Count) this.counts.push(i, at);
       else this.money.push(i, at);
