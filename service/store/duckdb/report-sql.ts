@@ -5,21 +5,23 @@
  * decimals).
  *
  * Shape: the plan's parts (each a time range of one table, with scope and filters) → one
- * aggregation by the dimensions → each row as JSON text, made by DuckDB (json_object, the
- * dictionaries joined for names and sorting) → one BLOB: the rows' JSON array, in order, cut
- * at the limit, and the row count before it. JS never builds an object per row.
+ * aggregation by the dimensions → the rows, the dictionaries joined for names and sorting. A
+ * report without dimensions is one row: its JSON made by `json_object`. A report with dimensions
+ * is a `SELECT … ORDER BY … LIMIT` that DuckDB's JSON writer copies to a file (report.ts), one
+ * object per line, in order; JS never builds an object per row.
  */
 import { DATE, INTEGER, TIMESTAMP, DuckDBDateValue, DuckDBTimestampValue, type DuckDBType, type DuckDBValue } from "@duckdb/node-api";
 import type { ReportMetricTable } from "@adxkit/bindings/reports";
 import type { PlanPart, ReportPlan } from "../plan.js";
 import { columnOf, dictionaryOf, TIME_COLUMN, tableOf } from "./layout.js";
 
-/** A report ready to run: one row, `total` (DOUBLE) and `rows` (the JSON array's UTF-8 bytes, a BLOB: JS never decodes it to a string). */
-export interface ReportSql {
-  sql: string;
-  values: DuckDBValue[];
-  types: DuckDBType[];
-}
+/**
+ * A report ready to run. `row`: one row, `total` (DOUBLE) and `rows` (the JSON array's UTF-8
+ * bytes, a BLOB: JS never decodes it to a string). `copy`: `select` gives the rows to copy, in
+ * order and cut at the limit (the last value); `count` (the values without the limit) counts
+ * them before the limit.
+ */
+export type ReportSql = { kind: "row"; sql: string; values: DuckDBValue[]; types: DuckDBType[] } | { kind: "copy"; select: string; count: string; values: DuckDBValue[]; types: DuckDBType[] };
 
 /** Collects bound parameters and hands out their `$n` placeholders. */
 class Parameters {
@@ -88,24 +90,24 @@ export function renderReport(plan: ReportPlan, codesOf: CodesOf): ReportSql {
   const keys = plan.dimensions.map((_, i) => `k${i}`);
   const grouped = `SELECT ${[...keys, ...plan.counters.map((c) => `SUM(${c}) AS ${c}`)].join(", ")} FROM (${parts.join(" UNION ALL ")})${keys.length > 0 ? ` GROUP BY ${keys.join(", ")}` : ""}`;
 
-  // Strings leave as names (joined only here, after grouping); days and hours as text.
+  // Strings leave as names (joined only here, after grouping); hours as text, days as DATEs,
+  // which the JSON writer writes as YYYY-MM-DD itself (cheaper than strftime per row).
   const joins = plan.dimensions.map((d, i) => (d.type === "string" ? ` JOIN ${dictionaryOf(d.name)} d${i} ON d${i}.code = g.k${i}` : "")).join("");
   const field = (i: number) => {
     const d = plan.dimensions[i];
     if (d.type === "string") return `d${i}.value`;
-    if (d.type === "day") return `strftime(g.k${i}, '%Y-%m-%d')`;
     if (d.type === "hour") return `strftime(g.k${i}, '%Y-%m-%dT%H:%M:%S')`;
     return `g.k${i}`;
   };
-  const pairs = [...plan.dimensions.map((d, i) => `'${d.name}', ${field(i)}`), ...plan.metrics.map((m) => `'${m.name}', ${metricSql(m, plan.zeroDenominator)}`)];
   if (plan.dimensions.length === 0) {
     // One total row, always: no sorting, counting or limit to do.
-    return { sql: `WITH g AS (${grouped}) SELECT CAST(1 AS DOUBLE) AS total, encode('[' || json_object(${pairs.join(", ")}) || ']') AS rows FROM g`, values: params.values, types: params.types };
+    const pairs = plan.metrics.map((m) => `'${m.name}', ${metricSql(m, plan.zeroDenominator)}`);
+    return { kind: "row", sql: `WITH g AS (${grouped}) SELECT CAST(1 AS DOUBLE) AS total, encode('[' || json_object(${pairs.join(", ")}) || ']') AS rows FROM g`, values: params.values, types: params.types };
   }
+  // Column names become the JSON keys, in this order.
+  const columns = [...plan.dimensions.map((d, i) => `${field(i)} AS "${d.name}"`), ...plan.metrics.map((m) => `${metricSql(m, plan.zeroDenominator)} AS "${m.name}"`)];
   const order = plan.dimensions.map((d, i) => (d.type === "string" ? `d${i}.value` : `g.k${i}`)).join(", ");
-  const rows = `SELECT json_object(${pairs.join(", ")}) AS j, row_number() OVER (${order ? `ORDER BY ${order}` : ""}) AS n, count(*) OVER () AS total FROM g${joins}`;
-  const sql =
-    `WITH g AS (${grouped}), r AS (${rows}) ` +
-    `SELECT CAST(COALESCE(max(total), 0) AS DOUBLE) AS total, encode('[' || COALESCE(string_agg(j, ',' ORDER BY n), '') || ']') AS rows FROM r WHERE n <= ${params.add(plan.limit, INTEGER)}`;
-  return { sql, values: params.values, types: params.types };
+  const count = `WITH g AS (${grouped}) SELECT count(*) FROM g${joins}`;
+  const select = `WITH g AS (${grouped}) SELECT ${columns.join(", ")} FROM g${joins} ORDER BY ${order} LIMIT ${params.add(plan.limit, INTEGER)}`;
+  return { kind: "copy", select, count, values: params.values, types: params.types };
 }

@@ -9,13 +9,14 @@ import { ingestFacts, type Column } from "./ingest.js";
 import { readRecoveryState, SWEEP_EVERY_MS } from "./recovery.js";
 import { DictionaryCodes } from "./codes.js";
 import { CredentialsCache } from "../credentials-cache.js";
-import { runReportJson } from "./report.js";
+import { ReportFiles, runReportJson } from "./report.js";
 import { planReport, readsFactDetail } from "../plan.js";
 
 /** `ReportStore` on DuckDB. */
 export class DuckDBReportStore implements ReportStore {
   private readonly dictionaries: Dictionaries = createDictionaries();
   private readonly codes = new DictionaryCodes();
+  private readonly reportFiles = new ReportFiles();
   /** One process holds the file (connection.ts), so every revocation passes through here: no expiry needed. */
   private readonly credentials = new CredentialsCache({ ttlMs: Number.POSITIVE_INFINITY });
   /** The hourly tables' columns, read at the first load. */
@@ -64,7 +65,7 @@ export class DuckDBReportStore implements ReportStore {
 
   async reportJson(query: ReportQuery): Promise<ReportJson> {
     const plan = planReport(query, { rollups: this.rollups });
-    const run = () => this.pool.use((connection) => runReportJson(connection, this.codes, plan));
+    const run = () => this.pool.use((connection) => runReportJson(connection, this.codes, this.reportFiles, plan));
     return readsFactDetail(plan) ? this.detailedReports.run(run) : run();
   }
 
@@ -101,7 +102,8 @@ export class DuckDBReportStore implements ReportStore {
     return this.pool.use((connection) => auctionKeys(connection));
   }
 
-  close(): Promise<void> {
-    return this.pool.close();
+  async close(): Promise<void> {
+    await this.pool.close();
+    this.reportFiles.remove();
   }
 }
