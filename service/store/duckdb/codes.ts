@@ -2,7 +2,10 @@
  * Dictionary codes of the values reports filter on (the account's publishers, filter values),
  * cached per store: a report then filters the fact tables on integers with no dictionary join. A
  * committed code never changes meaning (dictionary rows are only ever added), so a cached code
- * never goes stale; a value not found is looked up again next time (a load may add it).
+ * never goes stale. A value not found (an account's publisher without traffic yet) is not looked
+ * up again until this store's next load, which may add it: one process holds the file
+ * (connection.ts), so every load that adds values passes through the store. Without that, every
+ * report of such an account paid one more statement (~1 ms of the event loop, docs/benchmarks.md).
  */
 import { LIST, VARCHAR, listValue, type DuckDBConnection } from "@duckdb/node-api";
 import { dictionaryOf } from "./layout.js";
@@ -13,16 +16,28 @@ const MAX_CACHED = 1_000_000;
 /** The codes of dictionary values, cached per store. */
 export class DictionaryCodes {
   private readonly codes = new Map<string, Map<string, number>>();
+  /** Values found in no dictionary since the last load, by dimension. */
+  private readonly absent = new Map<string, Set<string>>();
+
+  /** A load ended (committed or not): values absent before may be there now. */
+  loaded(): void {
+    this.absent.clear();
+  }
 
   /** Looks up (once) every value of `wanted` not cached yet; afterwards `codesOf` answers from the cache. */
   async load(connection: DuckDBConnection, wanted: ReadonlyMap<string, readonly string[]>): Promise<void> {
     for (const [dimension, values] of wanted) {
       let known = this.codes.get(dimension);
       if (!known || known.size > MAX_CACHED) this.codes.set(dimension, (known = new Map()));
-      const missing = values.filter((v) => !known!.has(v));
+      let absent = this.absent.get(dimension);
+      if (!absent || absent.size > MAX_CACHED) this.absent.set(dimension, (absent = new Set()));
+      const missing = values.filter((v) => !known!.has(v) && !absent!.has(v));
       if (missing.length === 0) continue;
       const reader = await connection.runAndReadAll(`SELECT value, code FROM ${dictionaryOf(dimension)} WHERE list_contains($1, value)`, [listValue(missing)], [LIST(VARCHAR)]);
       for (const [value, code] of reader.getRowsJS()) known.set(String(value), Number(code));
+      // A load that ended meanwhile may have added what this lookup did not see: it cleared
+      // `absent`, so this set is no longer the cache's and what is added here is dropped.
+      for (const value of missing) if (!known.has(value)) absent.add(value);
     }
   }
 

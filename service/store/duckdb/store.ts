@@ -49,7 +49,8 @@ export class DuckDBReportStore implements ReportStore {
   async ingest(facts: Iterable<Fact> | AsyncIterable<Fact>, options?: IngestOptions): Promise<number> {
     const sweep = options?.checkpoint !== undefined && Date.now() - this.lastSweep >= SWEEP_EVERY_MS;
     if (sweep) this.lastSweep = Date.now();
-    const load = this.loads.then(() => this.pool.use((connection) => ingestFacts(connection, this.dictionaries, this.layout, facts, options, sweep)));
+    // Once a load ends, values reports found in no dictionary are looked up again (codes.ts).
+    const load = this.loads.then(() => this.pool.use((connection) => ingestFacts(connection, this.dictionaries, this.layout, facts, options, sweep)).finally(() => this.codes.loaded()));
     this.loads = load.catch(() => undefined);
     const counts = await load;
     return Object.values(counts).reduce((sum, n) => sum + n, 0);
