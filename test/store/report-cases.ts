@@ -2,7 +2,7 @@
 // registers them against any ReportStore. report.test.ts here runs them on ClickHouse,
 // duckdb-parity.test.ts on DuckDB (so the list itself is checked against the reference store).
 // test/store/report.test.ts can switch to this list and drop its own copy.
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StoreError, type Fact, type ReportStore } from "../../service/store/index.js";
 import { demand, demandQuery, supply, supplyQuery } from "./helpers.js";
 
@@ -24,6 +24,19 @@ export const REPORT_FACTS: Fact[] = [
   demand({ date_hour: "2026-10-02T06:00:00", bidder_id: "dsp-1", ad_format: 1, platform: 2, request: 300, response: 150, impression: 100, revenue: 0.3 }),
   demand({ date_hour: "2026-10-01T05:00:00", bidder_id: "dsp-2", request: 5000 }),
 ];
+
+/** A store `open` gives, loaded with REPORT_FACTS before the file's tests and closed after them; the getter returns it. */
+export function loadedReportStore(open: () => Promise<ReportStore>): () => ReportStore {
+  let store: ReportStore | undefined;
+  beforeAll(async () => {
+    store = await open();
+    await store.ingest(REPORT_FACTS);
+  });
+  afterAll(async () => {
+    await store?.close();
+  });
+  return () => store!;
+}
 
 /**
  * Registers the cases. `current` returns the store the cases query: opened and loaded with

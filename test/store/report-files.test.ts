@@ -2,9 +2,9 @@
 // each report reads its own file, and nothing is left behind, between reports or after close.
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { openStore, type ReportQuery, type ReportStore } from "../../service/store/index.js";
-import { REPORT_FACTS } from "./report-cases.js";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import { openStore, type ReportQuery } from "../../service/store/index.js";
+import { REPORT_FACTS, loadedReportStore } from "./report-cases.js";
 import { demandQuery, supplyQuery } from "./helpers.js";
 
 // The store's folder of report files is made under os.tmpdir(): here, under this test's own.
@@ -21,17 +21,11 @@ const queries: ReportQuery[] = [
 ];
 
 describe("DuckDB report files", () => {
-  let store: ReportStore;
-  beforeAll(async () => {
-    store = await openStore({ db: ":memory:" });
-    await store.ingest(REPORT_FACTS);
-  });
-  afterAll(async () => {
-    await store?.close();
-    rmSync(parent, { recursive: true, force: true });
-  });
+  const loaded = loadedReportStore(() => openStore({ db: ":memory:" }));
+  afterAll(() => rmSync(parent, { recursive: true, force: true }));
 
   it("gives each of several reports at once its own rows", async () => {
+    const store = loaded();
     const oneByOne = [];
     for (const query of queries) oneByOne.push(await store.report(query));
     expect(oneByOne[3]).toEqual({ total: 3, rows: [{ country: "DEU", request: 3 }, { country: "GBR", request: 200 }] });
