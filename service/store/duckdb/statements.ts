@@ -1,10 +1,12 @@
 /**
  * Prepared statements kept per pooled connection, by SQL text. A report's SQL depends only on
  * its shape (dimensions, metrics, filters, which tables), never on its values, which are bound;
- * so the reports a server answers are a few texts, and DuckDB's parse, bind and plan (about a
- * millisecond here, docs/benchmarks.md) is paid once per connection and text, not per request.
- * A connection runs one statement at a time (connection.ts), so a cached statement is never
- * bound by two callers at once.
+ * so the reports a server answers are a few texts, parsed once per connection and text, and run
+ * in one call from JS where an unprepared text takes three (extract, prepare, run). DuckDB still
+ * binds and plans a statement again at every run once values are bound (a statement prepared
+ * without them has not bound all its parameters): ~1 ms of a month total's ~2 ms of DuckDB
+ * (docs/benchmarks.md, "The read side, part three"). A connection runs one statement at a time
+ * (connection.ts), so a cached statement is never bound by two callers at once.
  */
 import type { DuckDBConnection, DuckDBPreparedStatement, DuckDBResultReader, DuckDBType, DuckDBValue } from "@duckdb/node-api";
 
