@@ -4,7 +4,7 @@
  * out, so that a crash — a kill -9 at any moment — loses nothing that was answered. The report store
  * keeps, in the same transaction as each flush of facts, the spool position that flush covers
  * (its checkpoint); at start the exchange replays the lines after the checkpoint, so every line
- * counts exactly once (service/events/facts.ts, service/auction/exchange.ts).
+ * counts exactly once (service/events/facts.ts, service/auction/exchange.ts and billing-calls.ts).
  *
  * Files in the spool folder: `<segment>.spool` (10-digit numbers, a new one at every start and
  * past `maxSegmentBytes`), `node-id` (names this spool's checkpoint in a shared store) and `lock`

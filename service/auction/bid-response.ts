@@ -1,0 +1,82 @@
+/**
+ * The answer to the caller: per winner its bid at the clearing price, its markup with macros
+ * replaced, the exchange's own burl (a sealed billing token) instead of the bidder's, nurl and
+ * lurl removed; the win notice queued. Grouped by seat; 204 when no imp has a winner.
+ */
+import { auctionRules, type Bid, type BidResponse, type SeatBid } from "@adxkit/bindings";
+import type { OperationOutput } from "@adxkit/bindings/fastify";
+import { encodeAuctionKey } from "@adxkit/bindings/reports";
+import { RESPONSE, rejectBid, type AuctionContext, type AuctionEnv, type Winner } from "./auction-context.js";
+import { newTokenId, sealBillingToken, type BillingClaims } from "./billing-token.js";
+import { replaceMacros } from "./macros.js";
+import { markupKind } from "./markup.js";
+import { fromMicros } from "./money.js";
+import type { NoticeSender } from "./notices.js";
+import type { NoticeThread } from "./notice-thread.js";
+import { macroValues } from "./winners.js";
+
+/** Where answers send the device to bill, and where their win notices go. */
+export interface AnswerSettings {
+  /** The exchange's public base URL, without a trailing slash. */
+  publicUrl: string;
+  /** Lifetime of a billing token, ms. */
+  billingTtlMs: number;
+  /** Where win notices are queued (the notice thread when there is one). */
+  noticeQueue: NoticeSender | NoticeThread;
+}
+
+/** The bid response: one winning bid per imp, grouped by seat; 204 when no imp has one. */
+export function bidResponse(env: AuctionEnv, settings: AnswerSettings, context: AuctionContext, winners: Winner[]): OperationOutput {
+  if (winners.length === 0) return { status: 204 };
+  const currency = context.currency;
+  const seats = new Map<string, Bid[]>();
+  const expires = env.clock() + settings.billingTtlMs;
+  for (const winner of winners) {
+    const { candidate, slot } = winner;
+    const values = macroValues(env, context, winner);
+    const { nurl, lurl, ...bid } = candidate.bid;
+    const claims: BillingClaims = {
+      jti: newTokenId(),
+      aid: context.request.id,
+      iid: slot.imp.id,
+      seat: candidate.seat,
+      // The reports' currency: what the billing call records (the rates have a pair, or the bid could not compete).
+      px: env.rates.convert(winner.clearingMicros, currency, auctionRules.reportCurrency) ?? 0,
+      cur: auctionRules.reportCurrency,
+      burl: bid.burl !== undefined ? replaceMacros(bid.burl, values, "url") : undefined,
+      k: encodeAuctionKey({ ...slot.supplyKey, bidder_id: candidate.bidder.config.id }),
+      exp: expires,
+    };
+    const burl = `${settings.publicUrl}/events/billing?token=${sealBillingToken(claims, env.billingKeys)}`;
+    if (burl.length > auctionRules.maxBurlLength) {
+      // The billing URL could not travel to the device whole: no bid for this imp rather than one nobody can bill.
+      rejectBid(env, context, candidate.bidder, { reason: "burl-too-long", detail: `the billing URL would be ${burl.length} characters (max-burl-length ${auctionRules.maxBurlLength})` }, bid.id, bid.impid);
+      continue;
+    }
+    const markup = winner.markup ?? bid.adm!;
+    const out: Bid = {
+      ...bid,
+      price: fromMicros(winner.clearingMicros),
+      // The markup passed its check for one of these kinds: its values are escaped for that kind.
+      adm: replaceMacros(markup, values, markupKind(markup, slot.rules.kinds, env.lenient) ?? "banner"),
+      burl,
+    };
+    let list = seats.get(candidate.seat);
+    if (list === undefined) seats.set(candidate.seat, (list = []));
+    list.push(out);
+    if (winner.markup === undefined && nurl !== undefined) {
+      // Queued: the notice sender holds it for its batch, so the answer does not wait for it.
+      settings.noticeQueue.send("win", replaceMacros(nurl, values, "url"), { auction: context.request.id, bidder: candidate.bidder.config.id, imp: slot.imp.id });
+    }
+    candidate.bidder.counters.wins++;
+    env.counters.impsWon++;
+    context.increments.push({ side: "supply", key: slot.supplyKey, id: slot.supplyId, counts: RESPONSE });
+  }
+  if (seats.size === 0) return { status: 204 };
+  const body: BidResponse = {
+    id: context.request.id,
+    cur: currency,
+    seatbid: [...seats].map(([seat, bid]): SeatBid => (seat === "" ? { bid: bid as SeatBid["bid"] } : { seat, bid: bid as SeatBid["bid"] })),
+  };
+  return { status: 200, body };
+}

@@ -1,0 +1,90 @@
+/**
+ * The fan-out: the request to every eligible bidder at once, each answer handed on as it
+ * arrives, one timer per distinct budget expiring the calls still running.
+ */
+import { performance } from "node:perf_hooks";
+import type { BidRequest } from "@adxkit/bindings";
+import { demandKey as makeDemandKey } from "@adxkit/bindings/reports";
+import { adFormatsOffered } from "../events/dimensions.js";
+import type { FactAggregator } from "../events/facts.js";
+import { REQUEST, type AuctionContext, type BidderRuntime } from "./auction-context.js";
+import { forwardedBody } from "./forward.js";
+import type { BidCall, CallOutcome, HttpClient } from "./http-client.js";
+
+/** Told each bidder's outcome: `sent` is the request that bidder received, `budgetMs` the time it had. */
+export type AnswerHandler = (context: AuctionContext, bidder: BidderRuntime, sent: BidRequest, outcome: CallOutcome, budgetMs: number) => void;
+
+/** What a fan-out needs of the exchange. */
+export interface FanOutDeps {
+  bidders: readonly BidderRuntime[];
+  http: HttpClient;
+  facts: FactAggregator;
+  onAnswer: AnswerHandler;
+  /** Told each call's outcome and its time since the fan-out (ExchangeOptions.onBidderCall). */
+  onBidderCall?: (bidderId: string, ms: number, outcome: CallOutcome["kind"]) => void;
+}
+
+/**
+ * Sends the request to every eligible bidder in parallel, each with at most `budget` ms
+ * (`sentAt` is performance.now() at the start); resolves when each has answered or run out of
+ * time. Counts a demand request per imp sent to a bidder.
+ */
+export function fanOut(deps: FanOutDeps, context: AuctionContext, sentAt: number, budget: number): Promise<void> {
+  const { request } = context;
+  const { http, facts, onAnswer, onBidderCall } = deps;
+  // The imps the exchange buys (imps offering only audio are left out).
+  const offered = context.slots.size === request.imp.length ? request.imp : [...context.slots.values()].map((slot) => slot.imp);
+  const bodies = new Map<string, { sent: BidRequest; body: Buffer }>();
+  const calls = new Map<number, BidCall[]>();
+  return new Promise<void>((resolve) => {
+    // One count for the loop itself, so that an answer reported synchronously cannot finish early.
+    let pending = 1;
+    const timers: NodeJS.Timeout[] = [];
+    const settle = () => {
+      if (--pending > 0) return;
+      for (const timer of timers) clearTimeout(timer);
+      resolve();
+    };
+    for (const bidder of deps.bidders) {
+      const imps = bidder.formats ? offered.filter((imp) => adFormatsOffered(imp).some((f) => bidder.formats!.has(f))) : offered;
+      if (imps.length === 0) continue;
+      // An open circuit skips the bidder (counted in stats().circuits), half-open lets one probe through.
+      if (bidder.breaker !== undefined && !bidder.breaker.allow()) continue;
+      const ms = bidder.config.timeout_ms !== undefined ? Math.min(budget, bidder.config.timeout_ms) : budget;
+      const all = imps.length === request.imp.length;
+      // Bidders sent the same imps with the same budget share one body; `sent` is what their
+      // answers are checked against (the cross-checks read id, imp and cur, not tmax).
+      const bodyKey = `${all ? "*" : imps.map((imp) => imp.id).join("\u0000")}|${ms}`;
+      let shared = bodies.get(bodyKey);
+      if (shared === undefined) {
+        const sent: BidRequest = all ? request : { ...request, imp: imps as BidRequest["imp"] };
+        // Encoded once: undici would otherwise encode a string body again for every bidder.
+        shared = { sent, body: Buffer.from(forwardedBody(request, all ? undefined : imps, ms)) };
+        bodies.set(bodyKey, shared);
+      }
+      const { sent, body } = shared;
+      bidder.counters.requests++;
+      for (const imp of imps) {
+        const slot = context.slots.get(imp.id)!;
+        const key = makeDemandKey({ date_hour: context.dateHour, bidder_id: bidder.config.id, ad_format: slot.adFormat, platform: context.dims.platform });
+        const demand = { key, id: facts.demandId(key) };
+        slot.demand.set(bidder.config.id, demand);
+        context.increments.push({ side: "demand", key, id: demand.id, counts: REQUEST });
+      }
+      pending++;
+      const call = http.postBidRequest(bidder.origin, bidder.path, body, (outcome) => {
+        onBidderCall?.(bidder.config.id, performance.now() - sentAt, outcome.kind);
+        onAnswer(context, bidder, sent, outcome, ms);
+        settle();
+      });
+      let group = calls.get(ms);
+      if (group === undefined) calls.set(ms, (group = []));
+      group.push(call);
+    }
+    for (const [ms, group] of calls) {
+      const detail = `no complete answer within ${ms} ms`;
+      timers.push(setTimeout(() => group.forEach((call) => call.expire(detail)), ms));
+    }
+    settle();
+  });
+}
