@@ -3,7 +3,7 @@
  * dependencies and no Node-only modules, so the bindings bundle for browsers and edge runtimes.
  * The Fastify side of the server stubs is apart, in `@adxkit/bindings/runtime/fastify`.
  */
-export { createValidator, issuesFromAjv, type CompiledSchema, type FieldFacts, type IssueContext, type RecommendedCheck, type Validator, type ValidatorDefinition } from "./validate.js";
+export { createValidator, embeddedDocument, issuesFromAjv, type CompiledSchema, type FieldFacts, type IssueContext, type RecommendedCheck, type Validator, type ValidatorDefinition } from "./validate.js";
 export { pointer, pointerSegment, pointerSegments, valueAt, type Normalisation, type ValidateOptions, type ValidationIssue, type ValidationResult } from "./issues.js";
 export { applyNormalisations, dropPath, lenientVocabulary, normalisedValue, policyOf, type LenientPart, type LenientPolicy, type LenientTreatment, type Normaliser } from "./lenient.js";
 export { describeValue, fieldName, keywordMessage, type CodelistFacts, type KeywordError } from "./messages.js";

@@ -135,6 +135,27 @@ const EMBEDDED_CACHE_MAX_TEXT = 16 * 1024;
 const EMBEDDED_OPTIONS: ValidateOptions = /* @__PURE__ */ Object.freeze({ recommended: false });
 const EMBEDDED_LENIENT: ValidateOptions = /* @__PURE__ */ Object.freeze({ recommended: false, lenient: true });
 
+/**
+ * An embedded document carried as text (a native request, native markup), validated by
+ * `validator` without its recommended fields: the result, or null when the text is not a JSON
+ * object (Native 1.0's `{"native": …}` wrapper is unwrapped). Cached by text per kind and mode
+ * and shared by every caller, so that the rules and a service checking the same text again (the
+ * exchange's markup check) parse and validate it once; real traffic repeats native payloads.
+ */
+export function embeddedDocument(kind: EmbeddedKind, text: string, validator: Validator | undefined, lenient: boolean): ValidationResult | null {
+  const cache = (lenient ? embeddedCaches.lenient : embeddedCaches.strict)[kind];
+  let result = cache.get(text);
+  if (result === undefined) {
+    const document = parseNativeDocument(text);
+    result = document === undefined ? null : validator ? validator(document, undefined, lenient ? EMBEDDED_LENIENT : EMBEDDED_OPTIONS) : VALID;
+    if (text.length <= EMBEDDED_CACHE_MAX_TEXT) {
+      if (cache.size >= EMBEDDED_CACHE_ENTRIES) cache.clear();
+      cache.set(text, result);
+    }
+  }
+  return result;
+}
+
 /** An issue lenient mode drops or normalises once every issue is known. */
 interface Pending {
   issue: ValidationIssue;
@@ -214,18 +235,7 @@ class Run implements RuleContext {
   }
 
   embedded(kind: EmbeddedKind, text: string): ValidationResult | null {
-    const cache = (this.lenient ? embeddedCaches.lenient : embeddedCaches.strict)[kind];
-    let result = cache.get(text);
-    if (result === undefined) {
-      const document = parseNativeDocument(text);
-      const validator = this.definition.embedded?.()[kind];
-      result = document === undefined ? null : validator ? validator(document, undefined, this.lenient ? EMBEDDED_LENIENT : EMBEDDED_OPTIONS) : VALID;
-      if (text.length <= EMBEDDED_CACHE_MAX_TEXT) {
-        if (cache.size >= EMBEDDED_CACHE_ENTRIES) cache.clear();
-        cache.set(text, result);
-      }
-    }
-    return result;
+    return embeddedDocument(kind, text, this.definition.embedded?.()[kind], this.lenient);
   }
 
   /** True when an issue is already reported at `path` (a missing recommended field the rules reported). */

@@ -12,6 +12,7 @@ import { impRules, requestRules, type ImpRules, type Rejection, type RequestRule
 import type { BidderConfig } from "./bidders.js";
 import type { CircuitBreaker } from "./circuit-breaker.js";
 import type { CurrencyConverter } from "./currency.js";
+import type { MediaKind } from "./markup.js";
 import type { NoticeOrigins } from "./notice-origins.js";
 import type { BidderCounters, ExchangeStats } from "./stats.js";
 import type { SealKeyRing } from "./token-seal.js";
@@ -58,6 +59,8 @@ export interface Candidate {
   priceMicros: number;
   /** The bid's own currency (the answer's cur). */
   currency: string;
+  /** The ad type its adm fits (checkBid); undefined without adm. */
+  kind?: MediaKind;
   responseBidId?: string;
   /** Order of arrival: ties go to the lowest. */
   seq: number;
@@ -76,12 +79,13 @@ export interface Slot {
   demand: Map<string, { key: DemandKey; id: string }>;
 }
 
-/** An imp's winning bid and its clearing price; `markup` when it came from the win notice. */
+/** An imp's winning bid and its clearing price; `markup` and its `kind` when it came from the win notice. */
 export interface Winner {
   slot: Slot;
   candidate: Candidate;
   clearingMicros: number;
   markup?: string;
+  kind?: MediaKind;
 }
 
 /** One auction's shared state while answers come in. */

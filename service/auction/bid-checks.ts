@@ -4,7 +4,7 @@
  * failure names its reason of spec/errors.yaml auction-rejections.
  */
 import { iab, type AuctionRejection, type Bid, type BidRequest, type Imp } from "@adxkit/bindings";
-import { markupFits, type MediaKind } from "./markup.js";
+import { markupKind, type MediaKind } from "./markup.js";
 import { toMicros } from "./money.js";
 
 /** A rejected bid: the reason id and a sentence for the log. */
@@ -72,12 +72,13 @@ export interface BidPrice {
 }
 
 /**
- * The first reason to reject a bid that passed schema validation, or undefined when it may
- * compete. `maxPriceMicros` is the bidder's price cap in the reports' currency: above it the bid
- * is rejected, so every price that competes (and every clearing price, never above the winning
- * bid) is a safe integer.
+ * The first reason to reject a bid that passed schema validation; for a bid that may compete, the
+ * ad type its markup fits (its macro values are escaped for that type), or undefined when it has
+ * no adm (its markup comes from the win notice). `maxPriceMicros` is the bidder's price cap in
+ * the reports' currency: above it the bid is rejected, so every price that competes (and every
+ * clearing price, never above the winning bid) is a safe integer.
  */
-export function checkBid(bid: TextMarkupBid, price: BidPrice, maxPriceMicros: number, imp: ImpRules, request: RequestRules): Rejection | undefined {
+export function checkBid(bid: TextMarkupBid, price: BidPrice, maxPriceMicros: number, imp: ImpRules, request: RequestRules): Rejection | MediaKind | undefined {
   if (!(price.report <= maxPriceMicros)) return { reason: "price-above-max", detail: `price ${bid.price} is above the maximum CPM ${maxPriceMicros / 1e6}` };
   const priceMicros = price.auction;
   if (priceMicros < imp.floorMicros) return { reason: "below-floor", detail: `price ${bid.price} is below the floor ${imp.floorMicros / 1e6}` };
@@ -93,10 +94,8 @@ export function checkBid(bid: TextMarkupBid, price: BidPrice, maxPriceMicros: nu
     const attr = bid.attr.find((a) => imp.battr!.has(a));
     if (attr !== undefined) return { reason: "attribute-blocked", detail: `creative attribute ${attr} is blocked by battr` };
   }
-  if (bid.adm !== undefined && !markupFits(bid.adm, imp.kinds, request.lenient)) {
-    return { reason: "markup-mismatch", detail: `adm is not ${imp.kinds.map(describe).join(" or ")}` };
-  }
-  return undefined;
+  if (bid.adm === undefined) return undefined;
+  return markupKind(bid.adm, imp.kinds, request.lenient) ?? { reason: "markup-mismatch", detail: `adm is not ${imp.kinds.map(describe).join(" or ")}` };
 }
 
 /** What the markup of an ad type must be, for messages. */

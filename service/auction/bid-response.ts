@@ -9,7 +9,6 @@ import { encodeAuctionKey } from "@adxkit/bindings/reports";
 import { RESPONSE, rejectBid, type AuctionContext, type AuctionEnv, type Winner } from "./auction-context.js";
 import { newTokenId, sealBillingToken, type BillingClaims } from "./billing-token.js";
 import { replaceMacros } from "./macros.js";
-import { markupKind } from "./markup.js";
 import { fromMicros } from "./money.js";
 import type { NoticeSender } from "./notices.js";
 import type { NoticeThread } from "./notice-thread.js";
@@ -57,8 +56,8 @@ export function bidResponse(env: AuctionEnv, settings: AnswerSettings, context: 
     const out: Bid = {
       ...bid,
       price: fromMicros(winner.clearingMicros),
-      // The markup passed its check for one of these kinds: its values are escaped for that kind.
-      adm: replaceMacros(markup, values, markupKind(markup, slot.rules.kinds, env.lenient) ?? "banner"),
+      // The markup passed its check as this kind (checkBid, or fetchMissingMarkup): its values are escaped for that kind.
+      adm: replaceMacros(markup, values, winner.kind ?? candidate.kind ?? "banner"),
       burl,
     };
     let list = seats.get(candidate.seat);

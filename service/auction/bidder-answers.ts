@@ -134,10 +134,10 @@ function takeAnswer(env: AuctionEnv, context: AuctionContext, bidder: BidderRunt
       if (problem === undefined && typeof valid.adm === "object") valid.adm = JSON.stringify(valid.adm);
       // Before the markup checks (the costly ones): a bid whose notices the exchange may not call cannot compete.
       problem ??= noticeRefusal(valid, bidder.noticeOrigins);
-      problem ??= checkBid(valid as TextMarkupBid, { auction: priceMicros!, report: reportMicros! }, bidder.maxPriceMicros, slot!.rules, context.rules);
-      if (problem !== undefined) return rejectBid(env, context, bidder, problem, isObject(bid) ? bid.id : undefined, isObject(bid) ? bid.impid : undefined);
+      const verdict = problem ?? checkBid(valid as TextMarkupBid, { auction: priceMicros!, report: reportMicros! }, bidder.maxPriceMicros, slot!.rules, context.rules);
+      if (typeof verdict === "object") return rejectBid(env, context, bidder, verdict, isObject(bid) ? bid.id : undefined, isObject(bid) ? bid.impid : undefined);
       bidder.counters.validBids++;
-      slot!.candidates.push({ bidder, bid: valid as TextMarkupBid, seat: seatId, priceMicros: priceMicros!, currency, responseBidId, seq: context.seq++ });
+      slot!.candidates.push({ bidder, bid: valid as TextMarkupBid, seat: seatId, priceMicros: priceMicros!, currency, kind: verdict, responseBidId, seq: context.seq++ });
       if (!answeredImps.has(valid.impid)) {
         answeredImps.add(valid.impid);
         const demand = slot!.demand.get(id)!;

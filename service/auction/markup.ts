@@ -4,7 +4,8 @@
  * passes validateNativeResponse, video a well-formed XML document whose root element is VAST.
  */
 import { XMLValidator } from "fast-xml-parser";
-import { validateNativeResponse } from "@adxkit/bindings";
+import { validators } from "@adxkit/bindings";
+import { embeddedDocument } from "@adxkit/bindings/runtime";
 import { TextCache } from "./text-cache.js";
 
 /** The ad types the exchange buys, as the imp offers them. */
@@ -32,18 +33,15 @@ export function isHtmlMarkup(adm: string): boolean {
   return true;
 }
 
-/** Native markup: a JSON native response, bare or wrapped as {"native": {...}}. */
+const nativeResponse = validators["native-response"];
+
+/**
+ * Native markup: a JSON native response, bare or wrapped as {"native": {...}}. Read from the
+ * validators' own cache of embedded documents: the bid response's rule native-markup-json has
+ * parsed and validated the same text already (once per text, not once per check).
+ */
 export function isNativeMarkup(adm: string, lenient = false): boolean {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(adm);
-  } catch {
-    return false;
-  }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return false;
-  const inner = (parsed as Record<string, unknown>).native;
-  const document = typeof inner === "object" && inner !== null && !Array.isArray(inner) ? inner : parsed;
-  return validateNativeResponse(document, { lenient }).valid;
+  return embeddedDocument("native-response", adm, nativeResponse, lenient)?.valid === true;
 }
 
 /**
@@ -74,26 +72,23 @@ export function isVastMarkup(adm: string): boolean {
   return XMLValidator.validate(adm) === true;
 }
 
-/** Verdicts by markup text, per check: a check costs up to ~0.1 ms, creatives repeat. */
-const verdicts = { native: new TextCache<boolean>(), nativeLenient: new TextCache<boolean>(), video: new TextCache<boolean>() };
+/** VAST verdicts by markup text: a check costs up to ~0.1 ms, creatives repeat (native ones are cached by the validators). */
+const vastVerdicts = new TextCache<boolean>();
 
-function cached(cache: TextCache<boolean>, text: string, check: (text: string) => boolean): boolean {
-  const hit = cache.get(text);
+function isCachedVast(adm: string): boolean {
+  const hit = vastVerdicts.get(adm);
   if (hit !== undefined) return hit;
-  const verdict = check(text);
-  cache.set(text, verdict);
+  const verdict = isVastMarkup(adm);
+  vastVerdicts.set(adm, verdict);
   return verdict;
 }
-
-const nativeStrict = (adm: string) => isNativeMarkup(adm, false);
-const nativeLenient = (adm: string) => isNativeMarkup(adm, true);
 
 /** The first of the ad types the imp offers that `adm` fits, or undefined (markup-mismatch). */
 export function markupKind(adm: string, offered: readonly MediaKind[], lenient = false): MediaKind | undefined {
   for (const kind of offered) {
     if (kind === "banner" && isHtmlMarkup(adm)) return kind;
-    if (kind === "native" && (lenient ? cached(verdicts.nativeLenient, adm, nativeLenient) : cached(verdicts.native, adm, nativeStrict))) return kind;
-    if (kind === "video" && cached(verdicts.video, adm, isVastMarkup)) return kind;
+    if (kind === "native" && isNativeMarkup(adm, lenient)) return kind;
+    if (kind === "video" && isCachedVast(adm)) return kind;
   }
   return undefined;
 }

@@ -7,7 +7,7 @@ import { rejectBid, type AuctionContext, type AuctionEnv, type Winner } from "./
 import { describe } from "./bid-checks.js";
 import { clearingPrice } from "./clearing.js";
 import { replaceMacros, type MacroValues } from "./macros.js";
-import { markupFits } from "./markup.js";
+import { markupKind } from "./markup.js";
 import { formatMicros } from "./money.js";
 import type { NoticeSender } from "./notices.js";
 
@@ -39,8 +39,10 @@ export async function fetchMissingMarkup(env: AuctionEnv, notices: NoticeSender,
       const { candidate, slot } = winner;
       const url = replaceMacros(candidate.bid.nurl!, macroValues(env, context, winner), "url");
       const result = await notices.fetchMarkup(url, ms);
-      if (result.markup !== undefined && markupFits(result.markup, slot.rules.kinds, env.lenient)) {
+      const kind = result.markup !== undefined ? markupKind(result.markup, slot.rules.kinds, env.lenient) : undefined;
+      if (kind !== undefined) {
         winner.markup = result.markup;
+        winner.kind = kind;
         return;
       }
       const detail = result.error ?? `markup from the win notice is not ${slot.rules.kinds.map(describe).join(" or ")}`;
