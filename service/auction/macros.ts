@@ -40,7 +40,6 @@ export type MacroTarget = "url" | MediaKind;
 /** The macro table of the spec (generated), each row naming the field of MacroValues it reads. */
 export const MACROS: readonly { macro: string; field: keyof MacroValues; source: string }[] = macros as readonly { macro: string; field: keyof MacroValues; source: string }[];
 
-const fieldByName = new Map(MACROS.map((m) => [m.macro.slice(2, -1), m.field]));
 const MACRO_START = "${AUCTION_";
 
 type Encode = (value: string) => string;
@@ -70,12 +69,17 @@ const markupEncoders: Record<MediaKind, Encode> = { banner: markupEscape, video:
  * is part of the run.
  */
 const runBoundary = /[\s"'`<>()[\]]/;
+/** runBoundary for ASCII, by code unit: the walk back tests one character at a time. */
+const asciiBoundary: readonly boolean[] = Array.from({ length: 128 }, (_, c) => runBoundary.test(String.fromCharCode(c)));
 const urlStart = /^(?:https?:)?\/\//i;
 
 /** Whether the macro at `at` of markup `text` sits in a URL: its run of text starts with a scheme (JSON may escape `/` as `\/`). */
 function inUrl(text: string, at: number): boolean {
   let start = at;
-  while (start > 0 && !runBoundary.test(text[start - 1])) start--;
+  for (; start > 0; start--) {
+    const c = text.charCodeAt(start - 1);
+    if (c < 128 ? asciiBoundary[c] : runBoundary.test(text[start - 1])) break;
+  }
   return urlStart.test(text.slice(start, at).replace(/\\\//g, "/"));
 }
 
@@ -100,28 +104,40 @@ export function replaceMacros(text: string, values: MacroValues, target: MacroTa
 type Template = (string | { field: keyof MacroValues; encode: Encode })[];
 const templates: Record<MediaKind, TextCache<Template>> = { banner: new TextCache(4096), native: new TextCache(4096), video: new TextCache(4096) };
 
+/**
+ * The macro of the table `text` holds at `at`, where MACRO_START is: compared in place, code
+ * unit by code unit after that prefix (no substring, no hashing; startsWith per entry was slower).
+ */
+function macroAt(text: string, at: number): (typeof MACROS)[number] | undefined {
+  next: for (const entry of MACROS) {
+    const macro = entry.macro;
+    if (at + macro.length > text.length) continue;
+    for (let i = MACRO_START.length; i < macro.length; i++) if (text.charCodeAt(at + i) !== macro.charCodeAt(i)) continue next;
+    return entry;
+  }
+  return undefined;
+}
+
 function compile(text: string, target: MacroTarget): Template {
-  const cache = target !== "url" && text.length >= 512 ? templates[target] : undefined;
+  const cache = target !== "url" ? templates[target] : undefined;
   const hit = cache?.get(text);
   if (hit !== undefined) return hit;
   const template: Template = [];
   let last = 0;
   // indexOf, not a global regex: notice URLs are unique per bid and compiled every time.
   for (let at = text.indexOf(MACRO_START); at !== -1; ) {
-    const end = text.indexOf("}", at + MACRO_START.length);
-    if (end === -1) break;
-    const field = fieldByName.get(text.slice(at + 2, end));
-    if (field === undefined) {
+    const entry = macroAt(text, at);
+    if (entry === undefined) {
       at = text.indexOf(MACRO_START, at + 1); // not a macro of the table: stays in the literal
       continue;
     }
     const encode = target === "url" || inUrl(text, at) ? percentEncode : markupEncoders[target];
-    template.push(text.slice(last, at), { field, encode });
-    last = end + 1;
+    template.push(text.slice(last, at), { field: entry.field, encode });
+    last = at + entry.macro.length;
     at = text.indexOf(MACRO_START, last);
   }
   template.push(text.slice(last));
-  // Short texts (notice URLs, often unique per bid) are cheap to split: only markup is cached.
+  // Notice URLs are often unique per bid and cheap to split: only markup is cached.
   cache?.set(text, template);
   return template;
 }
