@@ -5,7 +5,7 @@
  * `rejectBid` and `bidderFault` count what an auction turned down.
  */
 import { auctionRules, type AuctionRejection, type BidRequest, type Imp } from "@adxkit/bindings";
-import { supplyKey as makeSupplyKey } from "@adxkit/bindings/reports";
+import { demandKey as makeDemandKey, supplyKey as makeSupplyKey } from "@adxkit/bindings/reports";
 import { adFormatOf, dateHourOf, requestDimensions, type RequestDimensions } from "../events/dimensions.js";
 import type { DemandKey, EventLogger, FactAggregator, FactCounts, FactIncrement, SupplyKey } from "../events/facts.js";
 import { impRules, requestRules, type ImpRules, type Rejection, type RequestRules, type TextMarkupBid } from "./bid-checks.js";
@@ -48,6 +48,46 @@ export interface BidderRuntime {
   breakerTimeoutMs: number;
   /** Faults charged so far (bidderFault); tells the breaker whether an answer was a fault. */
   faultCount: number;
+  /** Its demand fact keys, reused across auctions. */
+  demandFacts: DemandFacts;
+}
+
+/** A demand fact key and its aggregate id. */
+export interface DemandFact {
+  key: DemandKey;
+  id: string;
+}
+
+/**
+ * One bidder's demand fact keys of the current hour, by ad format and platform: made once, not
+ * per auction. Each auction then adds counts under the same id string, which the aggregator's
+ * maps hash once instead of on every auction.
+ */
+export class DemandFacts {
+  private dateHour = "";
+  private readonly byFormat = new Map<number, Map<number, DemandFact>>();
+
+  constructor(
+    private readonly bidderId: string,
+    private readonly facts: FactAggregator,
+  ) {}
+
+  /** The demand fact of this bidder for an imp of `adFormat` on `platform` in `dateHour`. */
+  of(dateHour: string, adFormat: number, platform: number): DemandFact {
+    if (dateHour !== this.dateHour) {
+      // A new hour: the keys of the last one are not needed again (the table stays a few entries).
+      this.byFormat.clear();
+      this.dateHour = dateHour;
+    }
+    let byPlatform = this.byFormat.get(adFormat);
+    if (byPlatform === undefined) this.byFormat.set(adFormat, (byPlatform = new Map()));
+    let fact = byPlatform.get(platform);
+    if (fact === undefined) {
+      const key = makeDemandKey({ date_hour: dateHour, bidder_id: this.bidderId, ad_format: adFormat, platform });
+      byPlatform.set(platform, (fact = { key, id: this.facts.demandId(key) }));
+    }
+    return fact;
+  }
 }
 
 /** A valid bid competing for its imp. */
@@ -75,8 +115,8 @@ export interface Slot {
   candidates: Candidate[];
   supplyKey: SupplyKey;
   supplyId: string;
-  /** Demand fact key and id per bidder id, made when the imp is sent to that bidder. */
-  demand: Map<string, { key: DemandKey; id: string }>;
+  /** Demand fact per bidder id, set when the imp is sent to that bidder. */
+  demand: Map<string, DemandFact>;
 }
 
 /** An imp's winning bid and its clearing price; `markup` and its `kind` when it came from the win notice. */

@@ -84,8 +84,9 @@ function takeAnswer(env: AuctionEnv, context: AuctionContext, bidder: BidderRunt
   // A bid in a currency the request does not list still competes when the rates convert it (Prebid Server's way).
   const convertible = rates.has(currency, context.currency) && rates.has(currency, auctionRules.reportCurrency);
   let responseProblem: Rejection | undefined;
-  const seatProblems = new Map<string, Rejection>();
-  const bidProblems = new Map<string, Rejection>();
+  // Made only for an answer with problems: most have none.
+  let seatProblems: Map<string, Rejection> | undefined;
+  let bidProblems: Map<string, Rejection> | undefined;
   for (const error of validation.errors) {
     if (error.rule === "response-cur-allowed" && convertible) continue;
     const detail = `${error.path || "/"}: ${error.message} [${error.rule}]`;
@@ -95,8 +96,10 @@ function takeAnswer(env: AuctionEnv, context: AuctionContext, bidder: BidderRunt
     const inSeat = inBid ? undefined : seatPath.exec(error.path);
     if (inBid) {
       const key = `${inBid[1]}/${inBid[2]}`;
+      bidProblems ??= new Map();
       if (!bidProblems.has(key)) bidProblems.set(key, { reason, detail });
     } else if (inSeat) {
+      seatProblems ??= new Map();
       if (!seatProblems.has(inSeat[1])) seatProblems.set(inSeat[1], { reason: "invalid-response", detail });
     } else if (reason !== "invalid-response") {
       responseProblem ??= { reason, detail };
@@ -107,15 +110,20 @@ function takeAnswer(env: AuctionEnv, context: AuctionContext, bidder: BidderRunt
 
   const responseBidId = typeof response.bidid === "string" ? response.bidid : undefined;
   const seatbids: unknown[] = Array.isArray(response.seatbid) ? response.seatbid : [];
+  // The imps this answer has a valid bid for (one demand response each).
   const answeredImps = new Set<string>();
   let bidsSeen = 0;
-  seatbids.forEach((seat, s) => {
-    if (!isObject(seat) || !Array.isArray(seat.bid)) return;
+  for (let s = 0; s < seatbids.length; s++) {
+    const seat = seatbids[s];
+    if (!isObject(seat) || !Array.isArray(seat.bid)) continue;
     const seatId = typeof seat.seat === "string" ? seat.seat : bidder.config.seat;
-    seat.bid.forEach((bid: unknown, b: number) => {
+    const seatProblem = seatProblems?.get(String(s));
+    const bids: unknown[] = seat.bid;
+    for (let b = 0; b < bids.length; b++) {
+      const bid = bids[b];
       bidsSeen++;
       bidder.counters.bids++;
-      let problem = responseProblem ?? seatProblems.get(String(s)) ?? bidProblems.get(`${s}/${b}`);
+      let problem = responseProblem ?? seatProblem ?? bidProblems?.get(`${s}/${b}`);
       if (problem === undefined && !isObject(bid)) problem = { reason: "invalid-response", detail: "bid is not an object" };
       const valid = bid as Bid;
       const slot = problem === undefined ? context.slots.get(valid.impid) : undefined;
@@ -135,7 +143,10 @@ function takeAnswer(env: AuctionEnv, context: AuctionContext, bidder: BidderRunt
       // Before the markup checks (the costly ones): a bid whose notices the exchange may not call cannot compete.
       problem ??= noticeRefusal(valid, bidder.noticeOrigins);
       const verdict = problem ?? checkBid(valid as TextMarkupBid, { auction: priceMicros!, report: reportMicros! }, bidder.maxPriceMicros, slot!.rules, context.rules);
-      if (typeof verdict === "object") return rejectBid(env, context, bidder, verdict, isObject(bid) ? bid.id : undefined, isObject(bid) ? bid.impid : undefined);
+      if (typeof verdict === "object") {
+        rejectBid(env, context, bidder, verdict, isObject(bid) ? bid.id : undefined, isObject(bid) ? bid.impid : undefined);
+        continue;
+      }
       bidder.counters.validBids++;
       slot!.candidates.push({ bidder, bid: valid as TextMarkupBid, seat: seatId, priceMicros: priceMicros!, currency, kind: verdict, responseBidId, seq: context.seq++ });
       if (!answeredImps.has(valid.impid)) {
@@ -143,10 +154,10 @@ function takeAnswer(env: AuctionEnv, context: AuctionContext, bidder: BidderRunt
         const demand = slot!.demand.get(id)!;
         context.increments.push({ side: "demand", key: demand.key, id: demand.id, counts: RESPONSE });
       }
-    });
-  });
+    }
+  }
   if (bidsSeen === 0) {
-    const problem = responseProblem ?? [...seatProblems.values()][0] ?? { reason: "invalid-response" as const, detail: "seatbid holds no bid" };
+    const problem = responseProblem ?? seatProblems?.values().next().value ?? { reason: "invalid-response" as const, detail: "seatbid holds no bid" };
     rejectBid(env, context, bidder, problem, undefined, undefined);
   }
 }

@@ -13,7 +13,7 @@ import { parsePosition, Spool } from "../events/spool.js";
 import { AuctionKeys, type AuctionAccount } from "../accounts/auction-keys.js";
 import { createAuthThrottle } from "../accounts/throttle.js";
 import { ruleRefusal } from "../rule-refusal.js";
-import { auctionCurrency, openAuction, type AuctionEnv, type BidderRuntime } from "./auction-context.js";
+import { auctionCurrency, DemandFacts, openAuction, type AuctionEnv, type BidderRuntime } from "./auction-context.js";
 import { AuctionGate, type Admission } from "./auction-auth.js";
 import { answerArrived } from "./bidder-answers.js";
 import { bidResponse, type AnswerSettings } from "./bid-response.js";
@@ -132,13 +132,13 @@ export class Exchange {
         breaker: options.circuitBreaker ? new CircuitBreaker(options.circuitBreaker) : undefined,
         breakerTimeoutMs: config.timeout_ms ?? (options.circuitBreaker ? options.circuitBreaker.timeoutFloorMs : undefined) ?? auctionRules.breakerTimeoutFloorMs,
         faultCount: 0,
+        demandFacts: new DemandFacts(config.id, this.facts),
       };
     });
     const env = this.env;
     this.fanOutDeps = {
       bidders: this.bidders,
       http: this.http,
-      facts: this.facts,
       onAnswer: (context, bidder, sent, outcome, budgetMs) => answerArrived(env, context, bidder, sent, outcome, budgetMs),
       onBidderCall: options.onBidderCall,
     };

@@ -4,9 +4,7 @@
  */
 import { performance } from "node:perf_hooks";
 import type { BidRequest } from "@adxkit/bindings";
-import { demandKey as makeDemandKey } from "@adxkit/bindings/reports";
 import { adFormatsOffered } from "../events/dimensions.js";
-import type { FactAggregator } from "../events/facts.js";
 import { REQUEST, type AuctionContext, type BidderRuntime } from "./auction-context.js";
 import { forwardedBody } from "./forward.js";
 import type { BidCall, CallOutcome, HttpClient } from "./http-client.js";
@@ -18,7 +16,6 @@ export type AnswerHandler = (context: AuctionContext, bidder: BidderRuntime, sen
 export interface FanOutDeps {
   bidders: readonly BidderRuntime[];
   http: HttpClient;
-  facts: FactAggregator;
   onAnswer: AnswerHandler;
   /** Told each call's outcome and its time since the fan-out (ExchangeOptions.onBidderCall). */
   onBidderCall?: (bidderId: string, ms: number, outcome: CallOutcome["kind"]) => void;
@@ -31,7 +28,7 @@ export interface FanOutDeps {
  */
 export function fanOut(deps: FanOutDeps, context: AuctionContext, sentAt: number, budget: number): Promise<void> {
   const { request } = context;
-  const { http, facts, onAnswer, onBidderCall } = deps;
+  const { http, onAnswer, onBidderCall } = deps;
   // The imps the exchange buys (imps offering only audio are left out).
   const offered = context.slots.size === request.imp.length ? request.imp : [...context.slots.values()].map((slot) => slot.imp);
   const bodies = new Map<string, { sent: BidRequest; body: Buffer }>();
@@ -66,10 +63,9 @@ export function fanOut(deps: FanOutDeps, context: AuctionContext, sentAt: number
       bidder.counters.requests++;
       for (const imp of imps) {
         const slot = context.slots.get(imp.id)!;
-        const key = makeDemandKey({ date_hour: context.dateHour, bidder_id: bidder.config.id, ad_format: slot.adFormat, platform: context.dims.platform });
-        const demand = { key, id: facts.demandId(key) };
+        const demand = bidder.demandFacts.of(context.dateHour, slot.adFormat, context.dims.platform);
         slot.demand.set(bidder.config.id, demand);
-        context.increments.push({ side: "demand", key, id: demand.id, counts: REQUEST });
+        context.increments.push({ side: "demand", key: demand.key, id: demand.id, counts: REQUEST });
       }
       pending++;
       const call = http.postBidRequest(bidder.origin, bidder.path, body, (outcome) => {
