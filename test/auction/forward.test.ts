@@ -51,7 +51,35 @@ const requestText = fc
     return `${s}{${s}${[...all.slice(at), ...all.slice(0, at)].join(`,${s}`)}${s}}${s}`;
   });
 
+/** patchTmax as it was written first, with one regular expression over the whole text: what the search from the key's end must equal. */
+function patchTmaxByRegex(text: string, hasTmax: boolean, tmax: number): string | undefined {
+  if (!hasTmax) {
+    const open = text.indexOf("{");
+    if (open === -1 || /^\s*\}/.test(text.slice(open + 1, open + 64))) return undefined;
+    return `${text.slice(0, open + 1)}"tmax":${tmax},${text.slice(open + 1)}`;
+  }
+  const tmaxKey = /[{,]\s*"(?:t|\\u0074)(?:m|\\u006[dD])(?:a|\\u0061)(?:x|\\u0078)"\s*:\s*/g;
+  const first = tmaxKey.exec(text);
+  if (first === null || tmaxKey.exec(text) !== null) return undefined;
+  const at = first.index + first[0].length;
+  const value = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+  value.lastIndex = at;
+  const number = value.exec(text);
+  if (number === null) return undefined;
+  return `${text.slice(0, at)}${tmax}${text.slice(at + number[0].length)}`;
+}
+
 describe("patchTmax", () => {
+  it("finds the same tmax key as a regular expression over the whole text (escaped keys, keys in strings, repeats)", () => {
+    fc.assert(
+      fc.property(requestText, fc.integer({ min: 1, max: 5000 }), (text, tmax) => {
+        const request = JSON.parse(text);
+        expect(patchTmax(text, Object.hasOwn(request, "tmax"), tmax)).toBe(patchTmaxByRegex(text, Object.hasOwn(request, "tmax"), tmax));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   it("a patched text parses to the caller's request with only the top-level tmax changed", () => {
     let patched = 0;
     fc.assert(
