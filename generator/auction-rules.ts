@@ -30,6 +30,8 @@ const AUCTION_RULES = {
   "flush-ms": "number",
   "settle-margin-ms": "number",
   "settle-every-ms": "number",
+  "accounts-poll-ms": "number",
+  "accounts-backstop-ms": "number",
 } as const;
 
 type Camel<S extends string> = S extends `${infer Head}-${infer Tail}` ? `${Head}${Capitalize<Camel<Tail>>}` : S;

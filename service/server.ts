@@ -6,6 +6,7 @@ import { createServer } from "node:net";
 import { dirname, resolve } from "node:path";
 import { auctionRules } from "@adxkit/bindings";
 import type { FastifyInstance } from "fastify";
+import { watchAccountChanges } from "./accounts/account-changes.js";
 import { createAuthThrottle } from "./accounts/throttle.js";
 import { loadAdminKey, publishAdminAddress } from "./admin/access.js";
 import { registerAdmin } from "./admin/api.js";
@@ -13,6 +14,7 @@ import { buildApp, type ClientLimits } from "./app.js";
 import { loadBidders, loadBillingKeys, loadCurrencyRates, registerExchange, type ExchangeHandle } from "./auction/index.js";
 import { registerDocs } from "./docs/index.js";
 import { registerOps, ServerMetrics } from "./ops/index.js";
+import { runEvery } from "./periodic.js";
 import { serveThreads } from "./store/duckdb/connection.js";
 import { openStore } from "./store/index.js";
 import type { ReportStore } from "./store/store.js";
@@ -64,6 +66,11 @@ export interface RunningServer {
   exchange?: ExchangeHandle;
   /** Re-reads what may change while serving (the billing key ring, the currency rates); `adxkit serve` calls it on SIGHUP. */
   reload(): Promise<void>;
+  /**
+   * Polls the store's account changes now, as the timer does every accounts-poll-ms on a shared
+   * store (ClickHouse; nothing to poll on DuckDB): resolves once a change seen is in effect.
+   */
+  pollAccountChanges(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -106,25 +113,16 @@ export async function assertPortFree(host: string, port: number): Promise<number
  */
 function startSettling(store: ReportStore, app: FastifyInstance): () => Promise<void> {
   if (store.settleBilled === undefined) return async () => undefined;
-  let running: Promise<void> | undefined;
-  const run = () => {
-    running ??= store
-      .settleBilled!()
-      .then(
-        (days) => {
-          if (Object.values(days).some((list) => list.length > 0)) app.log.info({ settled: days }, "billed impressions settled");
-        },
-        (error: unknown) => app.log.warn({ err: error }, "settling billed impressions failed; the next run tries again"),
-      )
-      .finally(() => (running = undefined));
-  };
-  const timer = setInterval(run, auctionRules.settleEveryMs);
-  timer.unref();
-  run();
-  return async () => {
-    clearInterval(timer);
-    await running;
-  };
+  const settling = runEvery(auctionRules.settleEveryMs, () =>
+    store.settleBilled!().then(
+      (days) => {
+        if (Object.values(days).some((list) => list.length > 0)) app.log.info({ settled: days }, "billed impressions settled");
+      },
+      (error: unknown) => app.log.warn({ err: error }, "settling billed impressions failed; the next run tries again"),
+    ),
+  );
+  void settling.run();
+  return settling.stop;
 }
 
 /**
@@ -199,6 +197,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // Where `adxkit accounts` finds this server (a wildcard host is reached on loopback).
   if (adminKey) publishAdminAddress(options.db, host === "0.0.0.0" || host === "::" ? `http://127.0.0.1:${port}` : url, adminKey);
   const stopSettling = startSettling(store, app);
+  // A revocation through another node reaches this one within accounts-poll-ms (ClickHouse).
+  const accountChanges = watchAccountChanges(store, { log: app.log, onChange: () => exchange?.reloadAuctionKeys() ?? Promise.resolve() });
   return {
     url,
     app,
@@ -213,7 +213,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       if (rates !== undefined) exchange.useCurrencyRates(rates);
       app.log.info({ billingKeys: ring.keys.map((k) => k.id), currencies: rates && [...rates.currencies].sort(), ratesAsOf: rates?.dataAsOf }, "billing keys and currency rates reloaded");
     },
+    pollAccountChanges: () => accountChanges?.run() ?? Promise.resolve(),
     async close() {
+      await accountChanges?.stop();
       await stopSettling();
       await app.close();
       await exchange?.close();

@@ -70,5 +70,7 @@ export const auctionRules = {
   "billingTokenTtlMs": 3600000,
   "flushMs": 1000,
   "settleMarginMs": 600000,
-  "settleEveryMs": 60000
+  "settleEveryMs": 60000,
+  "accountsPollMs": 500,
+  "accountsBackstopMs": 5000
 } as const;

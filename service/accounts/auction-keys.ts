@@ -3,15 +3,17 @@
  * /openrtb2/auction: a table of key hashes in memory, loaded from the report store at start,
  * every `refreshMs`, and on an unknown key when the table is older than `missRefreshMs` (so a
  * new key works within a second, and a flood of wrong keys costs the store one query a second).
- * The auction never waits for the store otherwise: a revoked account or a replaced key stops
- * working within `refreshMs`.
+ * The auction never waits for the store otherwise. A revoked account or a replaced key stops
+ * working when the table is reloaded: at once through this process (the admin API), at the next
+ * poll of the account changes on ClickHouse (service/accounts/account-changes.ts), and at the
+ * latest after `refreshMs`.
  *
  * A key is 256 random bits, looked up by its SHA-256: the hash names the account, so no userid
  * travels with it and there is nothing to compare byte by byte (finding a hash in the table
  * tells nothing about any other key).
  */
 import { createHash } from "node:crypto";
-import { REVOCATION_DELAY_MS } from "../store/credentials-cache.js";
+import { ACCOUNTS_BACKSTOP_MS } from "../store/credentials-cache.js";
 import type { AuctionKeyRecord } from "../store/store.js";
 
 /** Where the keys come from: the report store. */
@@ -26,7 +28,7 @@ export interface AuctionAccount {
 }
 
 export interface AuctionKeysOptions {
-  /** Period of the full reload (default REVOCATION_DELAY_MS): how long a revoked key may still work. */
+  /** Period of the full reload (default ACCOUNTS_BACKSTOP_MS): how long a revoked key may still work if nothing else reloads it. */
   refreshMs?: number;
   /** An unknown key reloads the table at most this often (default 1000 ms). */
   missRefreshMs?: number;
@@ -42,6 +44,8 @@ export class AuctionKeys {
   private byHash = new Map<string, AuctionAccount>();
   private loadedAt = Number.NEGATIVE_INFINITY;
   private loading: Promise<void> | undefined;
+  /** One more load, to start when the running one ends: that one may have read before the change that asked. */
+  private queued: Promise<void> | undefined;
   private readonly timer: NodeJS.Timeout;
   private readonly missRefreshMs: number;
   private readonly now: () => number;
@@ -52,13 +56,26 @@ export class AuctionKeys {
   ) {
     this.missRefreshMs = options.missRefreshMs ?? 1000;
     this.now = options.now ?? Date.now;
-    this.timer = setInterval(() => void this.reload().catch(() => {}), options.refreshMs ?? REVOCATION_DELAY_MS);
+    this.timer = setInterval(() => void this.reload().catch(() => {}), options.refreshMs ?? ACCOUNTS_BACKSTOP_MS);
     this.timer.unref();
   }
 
-  /** Loads the table (the first load's failure is the caller's; later ones keep the old table). */
+  /**
+   * Loads the table (the first load's failure is the caller's; later ones keep the old table).
+   * While a load runs, a call waits for one more that starts after it (shared by every call in
+   * the meantime): what the caller changed before calling is in the table when it resolves.
+   */
   reload(): Promise<void> {
-    this.loading ??= this.source
+    if (this.loading !== undefined) {
+      this.queued ??= this.loading
+        .catch(() => undefined)
+        .then(() => {
+          this.queued = undefined;
+          return this.reload();
+        });
+      return this.queued;
+    }
+    this.loading = this.source
       .auctionKeys()
       .then((records) => {
         const byHash = new Map<string, AuctionAccount>();

@@ -7,18 +7,21 @@
  * credential, an expired entry) goes to the store's own constant-time lookup as before, so a
  * wrong guess costs the same whether or not the userid is cached. A revocation through this
  * store forgets the userid at once; one through another process sharing the database (several
- * ClickHouse nodes) is seen within `ttlMs`, as a revoked auction key is (service/accounts/auction-keys.ts).
+ * ClickHouse nodes) clears the whole cache at this node's next poll of the account changes
+ * (`clear`, every accounts-poll-ms), and at the latest when the entry's `ttlMs` runs out.
  */
+import { auctionRules } from "@adxkit/bindings";
 import { timingSafeEqual } from "node:crypto";
 import { sha256 } from "./checks.js";
 import type { Account } from "./store.js";
 
 /**
- * How long a revocation made by another process sharing the database (another ClickHouse node)
- * may take to reach this one: the lifetime of a cached credential there, and the reload period of
- * the exchange's auction keys (service/accounts/auction-keys.ts). One through this process acts at once.
+ * The backstop of a revocation made by another process sharing the database (another ClickHouse
+ * node), should this node's poll of the account changes fail: the lifetime of a cached credential,
+ * and the full reload period of the exchange's auction keys (service/accounts/auction-keys.ts).
+ * The spec's accounts-backstop-ms (x-adxkit-auction revocation).
  */
-export const REVOCATION_DELAY_MS = 5000;
+export const ACCOUNTS_BACKSTOP_MS = auctionRules.accountsBackstopMs;
 
 export interface CredentialsCacheOptions {
   /** How long a verified credential is trusted without asking the database again (Infinity: until revoked here). */
@@ -71,6 +74,12 @@ export class CredentialsCache {
   forget(userid: string): void {
     this.generation++;
     this.entries.delete(userid);
+  }
+
+  /** Drops every userid (accounts changed elsewhere): each credential is checked against the database again. */
+  clear(): void {
+    this.generation++;
+    this.entries.clear();
   }
 
   private remember(userid: string, authorization: string, account: Account): void {

@@ -153,6 +153,14 @@ export interface ReportStore {
   revokeAccount(userid: string): Promise<boolean>;
   /** The account when the pair is right and not revoked, else null. */
   verifyCredentials(userid: string, authorization: string): Promise<Account | null>;
+  /**
+   * Whether the accounts or auction keys changed, through any process sharing the store, since
+   * the last call (the first call says true): when they did, the store has forgotten the
+   * credentials it cached, and the caller reloads the auction keys. `adxkit serve` polls it every
+   * accounts-poll-ms (spec x-adxkit-auction revocation). Absent where every change goes through
+   * the one process that owns the store (DuckDB).
+   */
+  pollAccountChanges?(): Promise<boolean>;
   /** Answers a trivial query: the store is reachable (the server's /ready). Throws like any call when it is not. */
   ping(): Promise<void>;
   /**

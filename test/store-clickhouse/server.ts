@@ -36,10 +36,10 @@ export async function skipReason(): Promise<string | undefined> {
 }
 
 /** Opens a ClickHouse store in a fresh database `adxkit_test_<random>`; `dropDatabase` cleans it up. */
-export async function openTestStore(options: { forceLiterals?: boolean; chunkRows?: number; database?: string; url?: string; rollups?: boolean } = {}): Promise<TestStore> {
+export async function openTestStore(options: { forceLiterals?: boolean; chunkRows?: number; database?: string; url?: string; rollups?: boolean; credentialsTtlMs?: number } = {}): Promise<TestStore> {
   const { ClickHouseReportStore } = await import("../../service/store/clickhouse/store.js");
   const database = options.database ?? `adxkit_test_${randomBytes(6).toString("hex")}`;
-  return (await ClickHouseReportStore.open({ url: options.url ?? CLICKHOUSE_URL, database, forceLiterals: options.forceLiterals, chunkRows: options.chunkRows, rollups: options.rollups })) as TestStore;
+  return (await ClickHouseReportStore.open({ ...options, url: options.url ?? CLICKHOUSE_URL, database })) as TestStore;
 }
 
 /** Drops the store's database and closes it. */

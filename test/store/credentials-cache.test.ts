@@ -1,5 +1,5 @@
 // The verified-credentials cache: only a right credential is answered from memory; a revocation
-// here forgets at once, a lookup racing it is not remembered, entries expire and are bounded.
+// here forgets at once, a change elsewhere clears everything, a lookup racing either is not remembered, entries expire and are bounded.
 import { describe, expect, it } from "vitest";
 import { CredentialsCache } from "../../service/store/credentials-cache.js";
 import type { Account } from "../../service/store/store.js";
@@ -50,6 +50,24 @@ describe("CredentialsCache", () => {
     release();
     expect(await racing).toMatchObject({ userid: "u_1" });
     expect(await cache.verify("u_1", "secret", async () => null)).toBeNull();
+  });
+
+  it("clear() forgets every userid (accounts changed on another node), and a lookup racing it is not remembered", async () => {
+    const cache = new CredentialsCache({ ttlMs: Infinity });
+    const db = database({ u_1: "a", u_2: "b" });
+    await cache.verify("u_1", "a", db.lookup("u_1", "a"));
+    await cache.verify("u_2", "b", db.lookup("u_2", "b"));
+    let release!: () => void;
+    const racing = cache.verify("u_3", "c", async () => {
+      await new Promise<void>((resolve) => (release = resolve));
+      return account("u_3");
+    });
+    cache.clear();
+    release();
+    await racing;
+    for (const [u, c] of [["u_1", "a"], ["u_2", "b"]]) await cache.verify(u, c, db.lookup(u, c));
+    expect(db.calls).toEqual(["u_1", "u_2", "u_1", "u_2"]);
+    expect(await cache.verify("u_3", "c", async () => null)).toBeNull();
   });
 
   it("asks the database again once an entry expires", async () => {

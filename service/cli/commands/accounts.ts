@@ -132,7 +132,8 @@ Examples:
       "after",
       `
 While \`adxkit serve\` holds the database, the key is issued through its admin API and the old
-one stops working at once; otherwise a running exchange drops it within 5 s.
+one stops working at once; on a ClickHouse store, every running node drops it within a second
+(its next poll of the account changes).
 
 Examples:
   $ adxkit accounts auction-key --db ./data/adxkit.duckdb u_0123456789ab`,
@@ -148,7 +149,7 @@ Examples:
     });
 
   addStoreOptions(accounts.command("revoke"))
-    .description("revoke an account: its credential stops working at once, its auction key at once through a running server (else within 5 s) (exit 1 when the userid is unknown)")
+    .description("revoke an account: its credential and auction key stop working at once through a running server, within a second on every node of a ClickHouse store (exit 1 when the userid is unknown)")
     .argument("<userid>", "the account to revoke")
     .option("--db <path>", "database file (its folder is created) or :memory:", DEFAULT_DB_PATH)
     .addHelpText(

@@ -3,12 +3,15 @@
  * revocation inserts the row again with `revoked_at_ms` set and a higher `version`. The
  * credential is kept only as its SHA-256 (hex) and compared in constant time, as in the DuckDB
  * store (service/store/duckdb/accounts.ts, whose checks this file repeats).
+ *
+ * Every change (a creation, a revocation, a new auction key) then appends a row to
+ * `account_changes`, a plain MergeTree whose rows are never merged away: its count moves with
+ * every change, and the other nodes poll it to drop what they cached (accountChangeCount).
  */
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { decoyHash, MAX_USERID_LENGTH, normaliseAccount, sha256 } from "../checks.js";
 import type { Account, AuctionKeyRecord, NewAccount, Side } from "../store.js";
 import type { ClickHouseConnection } from "./connection.js";
-
 
 const COLUMNS = "userid, side, bidder_id, publisher_ids, legacy, placement_dimensions, token_sha256, created_at_ms, revoked_at_ms, version";
 
@@ -45,6 +48,23 @@ async function findAccount(connection: ClickHouseConnection, userid: string): Pr
   return rows[0];
 }
 
+/** What an account change was, as `account_changes` records it. */
+type AccountChange = "created" | "revoked" | "auction-key";
+
+/** Appends a change to the log the nodes poll, after the change itself: a node that sees the row reads the change. */
+async function logChange(connection: ClickHouseConnection, userid: string, change: AccountChange): Promise<void> {
+  await connection.insert("account_changes", [{ changed_at_ms: Date.now(), userid, change }]);
+}
+
+/**
+ * How many account changes were ever logged: it moves with every change (the log's rows are
+ * never merged away), so a node that polls it knows when to drop what it cached.
+ */
+export async function accountChangeCount(connection: ClickHouseConnection): Promise<number> {
+  const [row] = await connection.rows<{ changes: string | number }>(`SELECT count() AS changes FROM ${connection.table("account_changes")}`);
+  return Number(row?.changes ?? 0);
+}
+
 /** Creates an account; returns its userid and the credential, which is not stored. */
 export async function createAccount(connection: ClickHouseConnection, a: NewAccount): Promise<{ userid: string; authorization: string }> {
   const account = normaliseAccount(a);
@@ -70,6 +90,7 @@ export async function createAccount(connection: ClickHouseConnection, a: NewAcco
       version: now,
     },
   ]);
+  await logChange(connection, userid, "created");
   return { userid, authorization };
 }
 
@@ -87,6 +108,7 @@ export async function revokeAccount(connection: ClickHouseConnection, userid: st
   if (Number(row.revoked_at_ms) > 0) return true;
   const now = Date.now();
   await connection.insert("accounts", [{ ...row, revoked_at_ms: now, version: Math.max(now, Number(row.version) + 1) }]);
+  await logChange(connection, userid, "revoked");
   return true;
 }
 
@@ -119,6 +141,7 @@ export async function issueAuctionKey(connection: ClickHouseConnection, userid: 
   if (row?.side !== "supply" || Number(row.revoked_at_ms) > 0) return null;
   const key = randomBytes(32).toString("base64url");
   await connection.insert("auction_keys", [{ userid, key_sha256: sha256(key).toString("hex"), version: Date.now() }]);
+  await logChange(connection, userid, "auction-key");
   return key;
 }
 

@@ -26,6 +26,8 @@
  * - Settled days (`*_billed_daily`): a day's billed rows summed by the side's whole key once no
  *   regular write for it can come, a ReplacingMergeTree with the settling's version, so settling
  *   again (another node, a late row) replaces the sums instead of adding to them (settle.ts).
+ * - Account changes (`account_changes`): a row per change, never merged away, whose count every
+ *   node polls to drop cached credentials and reload auction keys (accounts.ts).
  */
 
 import type { Migration } from "../migrations.js";
@@ -164,6 +166,15 @@ export const clickhouseMigrations: ClickHouseMigration[] = [
       // A billed row written after its day could have been settled; the latest mark of a day is what counts.
       `CREATE TABLE IF NOT EXISTS {db}.billed_late (side String, day Date, marked_at UInt32)
          ENGINE = ReplacingMergeTree(marked_at) ORDER BY (side, day)`,
+    ],
+  },
+  {
+    version: 9,
+    name: "account changes, polled by every node to drop cached credentials and reload auction keys (accounts.ts)",
+    statements: [
+      // A plain MergeTree: merges never drop its rows, so its count moves with every change (18.16 has no TTL).
+      `CREATE TABLE IF NOT EXISTS {db}.account_changes (changed_at_ms UInt64, userid String, change String)
+         ENGINE = MergeTree ORDER BY changed_at_ms`,
     ],
   },
 ];

@@ -1,6 +1,6 @@
 /** The ClickHouse report store: one HTTP client, serialised loads, the same semantics as the DuckDB store. */
 import { parsedReport, type Account, type AuctionKeyRecord, type Fact, type IngestOptions, type NewAccount, type RecoveryState, type ReportJson, type ReportQuery, type ReportResult, type ReportStore } from "../store.js";
-import { auctionKeys, createAccount, issueAuctionKey, listAccounts, revokeAccount, verifyCredentials } from "./accounts.js";
+import { accountChangeCount, auctionKeys, createAccount, issueAuctionKey, listAccounts, revokeAccount, verifyCredentials } from "./accounts.js";
 import { ClickHouseConnection, type ClickHouseOptions, type ServerInfo } from "./connection.js";
 import { insertBilled } from "./billed.js";
 import { ingestClickHouse } from "./ingest.js";
@@ -8,7 +8,7 @@ import { readRecoveryState, SWEEP_EVERY_MS, writeRecovery } from "./recovery.js"
 import { runReportJson } from "./report.js";
 import { markLateDays, readSettledBefore, settleMarked, settleBilled, type SettledBefore, type SettleRun } from "./settle.js";
 import { auctionRules } from "@adxkit/bindings";
-import { CredentialsCache, REVOCATION_DELAY_MS } from "../credentials-cache.js";
+import { ACCOUNTS_BACKSTOP_MS, CredentialsCache } from "../credentials-cache.js";
 
 /** How long a node's reports use the settled days it last read before reading them again. */
 export const SETTLED_REFRESH_MS = auctionRules.settleEveryMs;
@@ -21,18 +21,27 @@ export class ClickHouseReportStore implements ReportStore {
   private loads: Promise<unknown> = Promise.resolve();
   /** When expired billing tokens were last deleted. */
   private lastSweep = 0;
-  private readonly credentials = new CredentialsCache({ ttlMs: REVOCATION_DELAY_MS });
+  private readonly credentials: CredentialsCache;
+  /** The count of account changes at the last poll (pollAccountChanges); undefined before the first. */
+  private accountChanges: number | undefined;
   /** The settled days reports read sums of, and when they were read (settledBefore). */
   private settled: { readAt: number; before: SettledBefore } | undefined;
 
   private constructor(
     private readonly connection: ClickHouseConnection,
     private readonly rollups: boolean,
-  ) {}
+    credentialsTtlMs: number,
+  ) {
+    this.credentials = new CredentialsCache({ ttlMs: credentialsTtlMs });
+  }
 
-  /** Connects (`url` like `http://127.0.0.1:8123/adxkit`), creates the database and migrates; `rollups: false` reads the hourly facts only. */
-  static async open(options: ClickHouseOptions & { rollups?: boolean } = {}): Promise<ClickHouseReportStore> {
-    return new ClickHouseReportStore(await ClickHouseConnection.open(options), options.rollups !== false);
+  /**
+   * Connects (`url` like `http://127.0.0.1:8123/adxkit`), creates the database and migrates;
+   * `rollups: false` reads the hourly facts only; `credentialsTtlMs` (default the spec's
+   * accounts-backstop-ms) bounds how long a verified credential is trusted without a change seen.
+   */
+  static async open(options: ClickHouseOptions & { rollups?: boolean; credentialsTtlMs?: number } = {}): Promise<ClickHouseReportStore> {
+    return new ClickHouseReportStore(await ClickHouseConnection.open(options), options.rollups !== false, options.credentialsTtlMs ?? ACCOUNTS_BACKSTOP_MS);
   }
 
   /** The server's version and whether it binds query parameters. */
@@ -114,6 +123,19 @@ export class ClickHouseReportStore implements ReportStore {
     } finally {
       this.credentials.forget(userid);
     }
+  }
+
+  /**
+   * Reads the count of account changes that every process sharing the database appends to
+   * (accounts.ts); when it moved since the last poll (or this is the first), forgets every cached
+   * credential and returns true, for the caller to reload the auction keys.
+   */
+  async pollAccountChanges(): Promise<boolean> {
+    const count = await this.connection.use(() => accountChangeCount(this.connection));
+    if (count === this.accountChanges) return false;
+    this.accountChanges = count;
+    this.credentials.clear();
+    return true;
   }
 
   verifyCredentials(userid: string, authorization: string): Promise<Account | null> {
