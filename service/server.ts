@@ -4,7 +4,6 @@
  */
 import { createServer } from "node:net";
 import { dirname, resolve } from "node:path";
-import { auctionRules } from "@adxkit/bindings";
 import type { FastifyInstance } from "fastify";
 import { watchAccountChanges } from "./accounts/account-changes.js";
 import { createAuthThrottle } from "./accounts/throttle.js";
@@ -14,7 +13,7 @@ import { buildApp, type ClientLimits } from "./app.js";
 import { loadBidders, loadBillingKeys, loadCurrencyRates, registerExchange, type ExchangeHandle } from "./auction/index.js";
 import { registerDocs } from "./docs/index.js";
 import { registerOps, ServerMetrics } from "./ops/index.js";
-import { runEvery } from "./periodic.js";
+import { startSettling } from "./ops/settling.js";
 import { serveThreads } from "./store/duckdb/connection.js";
 import { openStore } from "./store/index.js";
 import type { ReportStore } from "./store/store.js";
@@ -71,6 +70,8 @@ export interface RunningServer {
    * store (ClickHouse; nothing to poll on DuckDB): resolves once a change seen is in effect.
    */
   pollAccountChanges(): Promise<void>;
+  /** Runs a settling of billed impressions now, as the timer does every settle-every-ms, or joins the one running (ClickHouse; nothing on DuckDB). */
+  settle(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -107,25 +108,6 @@ export async function assertPortFree(host: string, port: number): Promise<number
 }
 
 /**
- * Runs the store's settling of billed impressions (ClickHouse; none on DuckDB) at start and every
- * settle-every-ms (spec x-adxkit-auction), one run at a time: cheap when nothing is due, safe on
- * every node at once. A failed run is logged and the next one tries again. Returns its stop.
- */
-function startSettling(store: ReportStore, app: FastifyInstance): () => Promise<void> {
-  if (store.settleBilled === undefined) return async () => undefined;
-  const settling = runEvery(auctionRules.settleEveryMs, () =>
-    store.settleBilled!().then(
-      (days) => {
-        if (Object.values(days).some((list) => list.length > 0)) app.log.info({ settled: days }, "billed impressions settled");
-      },
-      (error: unknown) => app.log.warn({ err: error }, "settling billed impressions failed; the next run tries again"),
-    ),
-  );
-  void settling.run();
-  return settling.stop;
-}
-
-/**
  * Opens the store (unless given), builds the app with the docs, the exchange (with a bidders
  * file) and the operations endpoints (/health, /ready, /metrics), and listens. What it opened is
  * closed again when it fails; a taken port is a PortUnavailableError.
@@ -138,8 +120,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const store = options.store ?? (await openStore({ db: options.db, duckdbThreads: serveThreads() }));
   let exchange: ExchangeHandle | undefined;
   let built: FastifyInstance | undefined;
+  const metrics = new ServerMetrics();
   try {
-    const metrics = new ServerMetrics();
     // One throttle for every credential check: report credentials and auction keys.
     const authThrottle = createAuthThrottle();
     built = await buildApp({
@@ -196,7 +178,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const url = typeof address === "object" && address ? `http://${host}:${address.port}` : `http://${host}:${port}`;
   // Where `adxkit accounts` finds this server (a wildcard host is reached on loopback).
   if (adminKey) publishAdminAddress(options.db, host === "0.0.0.0" || host === "::" ? `http://127.0.0.1:${port}` : url, adminKey);
-  const stopSettling = startSettling(store, app);
+  const settling = startSettling(store, { log: app.log, metrics });
   // A revocation through another node reaches this one within accounts-poll-ms (ClickHouse).
   const accountChanges = watchAccountChanges(store, { log: app.log, onChange: () => exchange?.reloadAuctionKeys() ?? Promise.resolve() });
   return {
@@ -214,9 +196,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       app.log.info({ billingKeys: ring.keys.map((k) => k.id), currencies: rates && [...rates.currencies].sort(), ratesAsOf: rates?.dataAsOf }, "billing keys and currency rates reloaded");
     },
     pollAccountChanges: () => accountChanges?.run() ?? Promise.resolve(),
+    settle: () => settling?.run() ?? Promise.resolve(),
     async close() {
       await accountChanges?.stop();
-      await stopSettling();
+      await settling?.stop();
       await app.close();
       await exchange?.close();
       if (!options.store) await store.close();

@@ -29,6 +29,7 @@ const commands: readonly CommandEntry[] = [
   { name: "ingest", writesData: true, description: "load hourly facts (NDJSON, one fact per line) into the report store; a file with any bad line loads nothing", load: () => import("./commands/ingest.js") },
   { name: "seed", writesData: true, description: "load deterministic synthetic traffic: N supply facts over the last D days, plus about N/10 demand facts", load: () => import("./commands/seed.js") },
   { name: "accounts", writesData: true, description: "create, list and revoke accounts (the x-userid / x-authorization pairs of the report APIs) and issue auction keys", load: () => import("./commands/accounts.js") },
+  { name: "settle", description: "settle billed impressions that are due into per-day sums, once, on a ClickHouse store (adxkit serve does it every minute)", load: () => import("./commands/settle.js") },
   { name: "billing-keys", writesData: true, description: "list and rotate the keys that seal billing tokens (add, promote, retire)", load: () => import("./commands/billing-keys.js") },
   { name: "bidder", description: "run the reference bidder: answers bid requests with banner HTML, native JSON or VAST 3.0, counts win and billing notices", load: () => import("./commands/bidder.js") },
   { name: "docs", description: "write the documentation site (static HTML, works from file:// and any static host) to a folder", load: () => import("./commands/docs.js") },

@@ -19,6 +19,13 @@ const REPORT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
 /** The circuit states as numbers, for a gauge: 0 closed, 1 half-open (probing), 2 open (skipped). */
 export const CIRCUIT_STATE_VALUES = { closed: 0, "half-open": 1, open: 2 } as const;
 
+/** What the settling of billed impressions (service/ops/settling.ts) tells the metrics. */
+export interface SettleObserver {
+  /** A run ended: the days it settled (or settled again), by side. */
+  settled(run: Readonly<Record<string, readonly string[]>>): void;
+  failed(): void;
+}
+
 /** The outcome label of an auction's HTTP status. */
 export function auctionOutcome(status: number): string {
   if (status === 200) return "won";
@@ -59,6 +66,39 @@ export class ServerMetrics {
 
   observeReport(side: "demand" | "supply", seconds: number): void {
     this.reportSeconds.observe({ interface: side }, seconds);
+  }
+
+  /**
+   * The settling series (only on a store that settles: ClickHouse), `lateBilledRows` read at each
+   * scrape; what a run did goes to the observer returned.
+   */
+  watchSettling(lateBilledRows: () => Readonly<Record<string, number>>): SettleObserver {
+    const registers = [this.registry];
+    const runs = new Counter({ name: "adxkit_settle_runs_total", help: "Runs settling billed impressions into per-day sums, by result (ok, failed)", labelNames: ["result"], registers });
+    const days = new Counter({ name: "adxkit_settle_days_total", help: "Days of billed impressions settled, or settled again for late rows, by side", labelNames: ["side"], registers });
+    const lastSuccess = new Gauge({ name: "adxkit_settle_last_success_timestamp_seconds", help: "When the last settling run that succeeded ended, in Unix seconds (0: none yet)", registers });
+    new Counter({
+      name: "adxkit_settle_late_billed_rows_total",
+      help: "Billed rows this node wrote after their day could have been settled (a replayed spool, a retried flush), by side; their days are settled again",
+      labelNames: ["side"],
+      registers,
+      collect() {
+        this.reset();
+        for (const [side, rows] of Object.entries(lateBilledRows())) this.inc({ side }, rows);
+      },
+    });
+    // Both results from the start, so a rate over the failures exists before the first one.
+    for (const result of ["ok", "failed"]) runs.inc({ result }, 0);
+    return {
+      settled(run) {
+        runs.inc({ result: "ok" });
+        for (const [side, list] of Object.entries(run)) days.inc({ side }, list.length);
+        lastSuccess.set(Date.now() / 1000);
+      },
+      failed() {
+        runs.inc({ result: "failed" });
+      },
+    };
   }
 
   /** The metrics in the Prometheus text format. */

@@ -108,6 +108,20 @@ export interface IngestOptions {
   billed?: readonly BilledImpression[];
 }
 
+/** One step of a settling run: a side's days `first`..`last` (`YYYY-MM-DD`), about to be summed, or `done`. */
+export interface SettleProgress {
+  side: Side;
+  first: string;
+  last: string;
+  done: boolean;
+}
+
+/** Options of `ReportStore.settleBilled`. */
+export interface SettleOptions {
+  /** Told before and after each step (`adxkit settle` prints them: a long history takes a while). */
+  onProgress?: (step: SettleProgress) => void;
+}
+
 /** What the exchange reads at start to recover from a crash. */
 export interface RecoveryState {
   /** The last checkpoint written under the spool's name; undefined when none was. */
@@ -133,9 +147,16 @@ export interface ReportStore {
   /**
    * Settles the billed impressions that are due into per-day sums (ClickHouse: docs/clickhouse.md,
    * "Settling"), returning the days settled by side; safe on every node at once. Absent where
-   * billed impressions are facts like any other (DuckDB). `adxkit serve` runs it periodically.
+   * billed impressions are facts like any other (DuckDB). `adxkit serve` runs it periodically,
+   * `adxkit settle` once.
    */
-  settleBilled?(): Promise<Record<string, string[]>>;
+  settleBilled?(options?: SettleOptions): Promise<Record<Side, string[]>>;
+  /**
+   * Billed rows this store wrote late, by side, since it opened: after their day could have been
+   * settled (a spool replayed after a crash, a flush retried after an outage); their days were
+   * settled again. Beside settleBilled (/metrics).
+   */
+  lateBilledRows?(): Readonly<Record<Side, number>>;
   /** The checkpoint of spool `name` and the billing tokens counted that expire after `now` (epoch ms). */
   recoveryState(name: string, now: number): Promise<RecoveryState>;
   /** Runs one report on the account's own data. Throws `StoreError` for a malformed query. */

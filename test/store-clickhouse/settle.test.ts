@@ -3,21 +3,12 @@
 // and after settling, whichever store settles, however often and at once; a billed row written
 // late for a settled day counts (once); a day not due is not settled.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { BilledImpression, ReportQuery } from "../../service/store/index.js";
+import type { ReportQuery, SettleProgress } from "../../service/store/index.js";
 import { demand, demandQuery, supply, supplyQuery } from "../store/helpers.js";
+import { billed, daysAgo } from "./billed-helpers.js";
 import { CLICKHOUSE_URL, disposeTestStore, openTestStore, skipReason, type TestStore } from "./server.js";
 
 const reason = await skipReason();
-const DAY_MS = 86_400_000;
-
-/** `YYYY-MM-DD` of the UTC day `n` days before today. */
-const daysAgo = (n: number) => new Date(Math.floor(Date.now() / DAY_MS) * DAY_MS - n * DAY_MS).toISOString().slice(0, 10);
-
-/** Billed impression of token `id` at `hour` (`YYYY-MM-DDTHH:00:00`), one impression and cpm / 1000 on both sides. */
-function billed(id: string, cpm: number, hour: string, placement = "pl-1"): BilledImpression {
-  const counts = { request: 0, response: 0, impression: 1, revenue: cpm / 1000 };
-  return { id, expiresAt: Date.now() + 3_600_000, facts: [supply({ date_hour: hour, placement_id: placement, ...counts }), demand({ date_hour: hour, ...counts })] };
-}
 
 /** Five days ago to today, with the whole-range queries of both sides by the given dimensions. */
 const first = daysAgo(5);
@@ -55,7 +46,14 @@ describe.skipIf(reason !== undefined)(`settling billed impressions on ClickHouse
   it("settles the due days in order, not today, and reports stay the same", async () => {
     const before = await reports(nodes[0]);
     expect(before[0]).toEqual([{ impression: 64, revenue: 1.511 }]);
-    const run = await settle(nodes[0]);
+    const steps: SettleProgress[] = [];
+    const run = await nodes[0].settleBilled!({ onProgress: (step) => steps.push(step) });
+    // Each step is told before and after, and the steps cover exactly the days settled.
+    expect(steps.filter((_, i) => i % 2 === 1)).toEqual(steps.filter((_, i) => i % 2 === 0).map((step) => ({ ...step, done: true })));
+    expect(steps.filter((step) => step.done).map(({ side, first, last }) => [side, first, last])).toEqual([
+      ["supply", run.supply[0], run.supply.at(-1)],
+      ["demand", run.demand[0], run.demand.at(-1)],
+    ]);
     // Today (and, early in the day, yesterday) is not due: its tokens may still be billed.
     expect(run.supply[0]).toBe(first);
     expect(run.supply).not.toContain(today);
@@ -97,7 +95,10 @@ describe.skipIf(reason !== undefined)(`settling billed impressions on ClickHouse
   it("counts a billed row written late for a settled day, once", async () => {
     await settle(nodes[0]);
     // A spool replayed after a crash: token b again (counted already) and a new token e.
+    const lateBefore = nodes[1].lateBilledRows!();
     await nodes[1].ingest([], { billed: [billed("b", 3, `${daysAgo(3)}T23:00:00`, "pl-2"), billed("e", 7, `${daysAgo(3)}T08:00:00`)] });
+    // Seen as late, each on both sides (/metrics adxkit_settle_late_billed_rows_total).
+    expect(nodes[1].lateBilledRows!()).toEqual({ supply: lateBefore.supply + 2, demand: lateBefore.demand + 2 });
     for (const store of nodes) expect((await store.report(queries[0])).rows).toEqual([{ impression: 65, revenue: 1.518 }]);
     // The next run (any store) finds the day settled since its mark: nothing changes.
     await settle(nodes[0]);

@@ -15,7 +15,7 @@
  */
 import { auctionRules } from "@adxkit/bindings";
 import { reportModel, type Side } from "@adxkit/bindings/reports";
-import type { BilledImpression } from "../store.js";
+import type { BilledImpression, SettleOptions } from "../store.js";
 import { billedTable } from "./billed.js";
 import type { ClickHouseConnection } from "./connection.js";
 import { keyColumns } from "./layout.js";
@@ -56,25 +56,34 @@ export async function readSettledBefore(connection: ClickHouseConnection): Promi
   return before;
 }
 
-/**
- * Marks the days of billed impressions written late (`now`, this node's clock, past their day's
- * end + LATE_AFTER_MS), after their rows are in: the next settling run settles those days again.
- * Called on every write of billed rows, so a write retried or replayed marks again.
- */
-export async function markLateDays(connection: ClickHouseConnection, billed: readonly BilledImpression[], now: number): Promise<{ side: Side; day: string }[]> {
-  const late = new Set<string>();
+/** A billed row of a side and day (`YYYY-MM-DD`) written late. */
+export interface LateRow {
+  side: Side;
+  day: string;
+}
+
+/** The rows of `billed` written late at `now` (this node's clock): past their day's end + LATE_AFTER_MS. */
+export function lateRows(billed: readonly BilledImpression[], now: number): LateRow[] {
+  const late: LateRow[] = [];
   for (const impression of billed) {
     for (const fact of impression.facts) {
       const day = dayOf(fact.date_hour);
-      if (now >= day + DAY_MS + LATE_AFTER_MS) late.add(`${fact.side} ${dayText(day)}`);
+      if (now >= day + DAY_MS + LATE_AFTER_MS) late.push({ side: fact.side, day: dayText(day) });
     }
   }
-  if (late.size === 0) return [];
+  return late;
+}
+
+/**
+ * Marks the days of billed rows written late (lateRows), after the rows are in: the next
+ * settling run settles those days again. Called on every write of billed rows, so a write
+ * retried or replayed marks again. Returns the days marked.
+ */
+export async function markLateDays(connection: ClickHouseConnection, late: readonly LateRow[]): Promise<LateRow[]> {
+  const days = new Map(late.map((row) => [`${row.side} ${row.day}`, row]));
+  if (days.size === 0) return [];
   const markedAt = await serverSeconds(connection);
-  const marks = [...late].map((entry) => {
-    const [side, day] = entry.split(" ");
-    return { side: side as Side, day };
-  });
+  const marks = [...days.values()];
   await connection.insert("billed_late", marks.map((mark) => ({ ...mark, marked_at: markedAt })));
   return marks;
 }
@@ -94,7 +103,7 @@ export async function settleMarked(connection: ClickHouseConnection, marks: read
  * (or its first billed day) to the last one due, at most DAYS_PER_RUN, then the settled days
  * marked late since their settling began. Cheap when nothing is due: four small reads.
  */
-export async function settleBilled(connection: ClickHouseConnection): Promise<SettleRun> {
+export async function settleBilled(connection: ClickHouseConnection, options: SettleOptions = {}): Promise<SettleRun> {
   const nowMs = (await serverSeconds(connection)) * 1000;
   const lastDue = Math.floor((nowMs - SETTLE_AFTER_MS) / DAY_MS) * DAY_MS - DAY_MS;
   const settled = await connection.rows<{ side: string; day: string; read_at: number | string }>(`SELECT side, toString(day) AS day, max(read_at) AS read_at FROM ${connection.table("billed_settled")} GROUP BY side, day`);
@@ -109,19 +118,21 @@ export async function settleBilled(connection: ClickHouseConnection): Promise<Se
       first = Number(rows) === 0 ? Infinity : dayOf(day);
     }
     const last = Math.min(lastDue, first + (DAYS_PER_RUN - 1) * DAY_MS);
-    if (first <= last) run[side].push(...(await settleDays(connection, side, first, last)));
+    if (first <= last) run[side].push(...(await settleDays(connection, side, first, last, options)));
     // Settled days written to since their settling began (a late mark of the same second included).
     for (const mark of late.filter((row) => row.side === side)) {
       const day = dayOf(mark.day);
       if (day > through || (readAt.get(mark.day) ?? -1) > Number(mark.marked_at)) continue;
-      run[side].push(...(await settleDays(connection, side, day, day)));
+      run[side].push(...(await settleDays(connection, side, day, day, options)));
     }
   }
   return run;
 }
 
 /** Writes the sums of a side's days `first`..`last` (UTC day starts) from its billed rows, then marks them settled. */
-async function settleDays(connection: ClickHouseConnection, side: Side, first: number, last: number): Promise<string[]> {
+async function settleDays(connection: ClickHouseConnection, side: Side, first: number, last: number, options: SettleOptions = {}): Promise<string[]> {
+  const step = { side, first: dayText(first), last: dayText(last) };
+  options.onProgress?.({ ...step, done: false });
   // Taken before the read: a late mark of this second or after makes the next run settle again.
   const readAt = await serverSeconds(connection);
   const scope = reportModel.sides[side].scope;
@@ -141,5 +152,6 @@ async function settleDays(connection: ClickHouseConnection, side: Side, first: n
   const days: string[] = [];
   for (let day = first; day <= last; day += DAY_MS) days.push(dayText(day));
   await connection.insert("billed_settled", days.map((day) => ({ side, day, read_at: readAt, version: readAt })));
+  options.onProgress?.({ ...step, done: true });
   return days;
 }

@@ -1,13 +1,14 @@
 /** The ClickHouse report store: one HTTP client, serialised loads, the same semantics as the DuckDB store. */
-import { parsedReport, type Account, type AuctionKeyRecord, type Fact, type IngestOptions, type NewAccount, type RecoveryState, type ReportJson, type ReportQuery, type ReportResult, type ReportStore } from "../store.js";
+import { parsedReport, type SettleOptions, type Side, type Account, type AuctionKeyRecord, type Fact, type IngestOptions, type NewAccount, type RecoveryState, type ReportJson, type ReportQuery, type ReportResult, type ReportStore } from "../store.js";
 import { accountChangeCount, auctionKeys, createAccount, issueAuctionKey, listAccounts, revokeAccount, verifyCredentials } from "./accounts.js";
 import { ClickHouseConnection, type ClickHouseOptions, type ServerInfo } from "./connection.js";
 import { insertBilled } from "./billed.js";
 import { ingestClickHouse } from "./ingest.js";
 import { readRecoveryState, SWEEP_EVERY_MS, writeRecovery } from "./recovery.js";
 import { runReportJson } from "./report.js";
-import { markLateDays, readSettledBefore, settleMarked, settleBilled, type SettledBefore, type SettleRun } from "./settle.js";
+import { lateRows, markLateDays, readSettledBefore, settleMarked, settleBilled, type SettledBefore, type SettleRun } from "./settle.js";
 import { auctionRules } from "@adxkit/bindings";
+import { reportModel } from "@adxkit/bindings/reports";
 import { ACCOUNTS_BACKSTOP_MS, CredentialsCache } from "../credentials-cache.js";
 
 /** How long a node's reports use the settled days it last read before reading them again. */
@@ -22,6 +23,8 @@ export class ClickHouseReportStore implements ReportStore {
   /** When expired billing tokens were last deleted. */
   private lastSweep = 0;
   private readonly credentials: CredentialsCache;
+  /** Billed rows written late, by side (lateBilledRows). */
+  private readonly lateRows = Object.fromEntries(Object.keys(reportModel.sides).map((side) => [side, 0])) as Record<Side, number>;
   /** The count of account changes at the last poll (pollAccountChanges); undefined before the first. */
   private accountChanges: number | undefined;
   /** The settled days reports read sums of, and when they were read (settledBefore). */
@@ -63,7 +66,11 @@ export class ClickHouseReportStore implements ReportStore {
         // crash) collapses, so they are exactly once even where the facts are at least once.
         const billed = options?.billed ? await insertBilled(this.connection, options.billed) : 0;
         // After the rows (a crash in between replays both): late rows mark their day and settle it again.
-        if (options?.billed) await settleMarked(this.connection, await markLateDays(this.connection, options.billed, Date.now()));
+        if (options?.billed) {
+          const late = lateRows(options.billed, Date.now());
+          await settleMarked(this.connection, await markLateDays(this.connection, late));
+          for (const row of late) this.lateRows[row.side]++;
+        }
         const counts = await ingestClickHouse(this.connection, facts);
         if (options?.checkpoint || options?.billingTokens) await writeRecovery(this.connection, options, sweep);
         return Object.values(counts).reduce((sum, n) => sum + n, billed);
@@ -89,12 +96,17 @@ export class ClickHouseReportStore implements ReportStore {
    * Settles the billed impressions that are due (settle.ts); any node may, at any time, as often
    * as it likes. `adxkit serve` runs it every settle-every-ms (spec x-adxkit-auction).
    */
-  settleBilled(): Promise<SettleRun> {
+  settleBilled(options?: SettleOptions): Promise<SettleRun> {
     return this.connection.use(async () => {
-      const run = await settleBilled(this.connection);
+      const run = await settleBilled(this.connection, options);
       this.settled = { readAt: Date.now(), before: await readSettledBefore(this.connection) };
       return run;
     });
+  }
+
+  /** Billed rows this store wrote late, by side (their days were settled again); for /metrics. */
+  lateBilledRows(): Readonly<Record<Side, number>> {
+    return { ...this.lateRows };
   }
 
   /**
