@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startBidder, type RunningBidder } from "../../service/bidder/index.js";
+import { auctionStatus, reportStatus } from "../helpers/account-requests.js";
 import { BUILT, CLI, freePort, ROOT, startServerProcess, stopServerProcess, type ServerProcess } from "../helpers/server-process.js";
 
 /** Runs `adxkit ARGS`; its exit code and output (bounded: 60 s). */
@@ -50,23 +51,8 @@ describe.skipIf(!BUILT)(`accounts while serving${BUILT ? "" : " — SKIPPED: dis
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const report = async (userid: string, authorization: string, path = "/api/report/v1") => {
-    const response = await fetch(`${server!.url}${path}`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-userid": userid, "x-authorization": authorization },
-      body: JSON.stringify({ start: "2026-10-01T00:00:00", end: "2026-10-01T23:59:59", metrics: ["request"] }),
-    });
-    return ((await response.json()) as { status: { code: number } }).status.code;
-  };
-  const auction = async (key: string) => {
-    const response = await fetch(`${server!.url}/openrtb2/auction`, {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
-      body: JSON.stringify({ id: "a-1", tmax: 1000, imp: [{ id: "1", banner: { w: 320, h: 50 } }], app: { bundle: "com.example", publisher: { id: "pub-1" } }, device: { os: "iOS", ip: "192.0.2.1" } }),
-    });
-    await response.body?.cancel();
-    return response.status;
-  };
+  const report = (userid: string, authorization: string, path?: string) => reportStatus(server!.url, userid, authorization, path);
+  const auction = (key: string) => auctionStatus(server!.url, key);
 
   it("creates, lists, re-keys and revokes through the server; the old credentials fail as soon as the command returns", { timeout: 180_000 }, async () => {
     // The admin file: the server's address and key, readable by its owner only.

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { PortUnavailableError, startServer, type RunningServer } from "../../service/server.js";
 import { openStore } from "../../service/store/index.js";
 import { answer, bannerRequest, bid, startFakeBidder, type FakeBidder } from "../auction/helpers.js";
+import { sample } from "../helpers/metrics-text.js";
 
 const dir = mkdtempSync(join(tmpdir(), "adxkit-ops-"));
 let bidder: FakeBidder;
@@ -19,11 +20,6 @@ let server: RunningServer;
 
 const get = (path: string) => fetch(`${server.url}${path}`, { redirect: "manual" });
 const auction = (request: unknown) => fetch(`${server.url}/openrtb2/auction`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(request) });
-/** The value of one sample line of the metrics text, e.g. `adxkit_bidder_bids_total{bidder="dsp-1"}`. */
-const sample = (text: string, series: string) => {
-  const line = text.split("\n").find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-};
 
 beforeAll(async () => {
   bidder = await startFakeBidder((r) => ({ body: answer(r, [bid(2)]) }));

@@ -8,12 +8,7 @@ import { ServerMetrics } from "../../service/ops/metrics.js";
 import { startSettling } from "../../service/ops/settling.js";
 import { startServer } from "../../service/server.js";
 import { openStore, type ReportStore } from "../../service/store/index.js";
-
-/** The value of one sample line of the metrics text, or undefined when there is none. */
-const sample = (text: string, series: string) => {
-  const line = text.split("\n").find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-};
+import { sample } from "../helpers/metrics-text.js";
 
 /** An in-memory DuckDB store that settles as `runs` say (each a result or a failure), in turn. */
 async function settlingStore(runs: (Record<"supply" | "demand", string[]> | Error)[]) {

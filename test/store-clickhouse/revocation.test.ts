@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { AuctionKeys } from "../../service/accounts/auction-keys.js";
 import { startServer, type RunningServer } from "../../service/server.js";
 import { startFakeBidder, type FakeBidder } from "../auction/helpers.js";
+import { auctionStatus, reportStatus } from "../helpers/account-requests.js";
 import { CLICKHOUSE_URL, disposeTestStore, openTestStore, skipReason, type TestStore } from "./server.js";
 
 const reason = await skipReason();
@@ -112,23 +113,8 @@ describe.skipIf(reason !== undefined)(title("two adxkit serve nodes (in process,
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const report = async (server: RunningServer) => {
-    const response = await fetch(`${server.url}/api/report/v1`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-userid": account.userid, "x-authorization": account.authorization },
-      body: JSON.stringify({ start: "2026-10-01T00:00:00", end: "2026-10-01T23:59:59", metrics: ["request"] }),
-    });
-    return ((await response.json()) as { status: { code: number } }).status.code;
-  };
-  const auction = async (server: RunningServer) => {
-    const response = await fetch(`${server.url}/openrtb2/auction`, {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
-      body: JSON.stringify({ id: "a-1", tmax: 1000, imp: [{ id: "1", banner: { w: 320, h: 50 } }], app: { bundle: "com.example", publisher: { id: "pub-1" } }, device: { os: "iOS", ip: "192.0.2.1" } }),
-    });
-    await response.body?.cancel();
-    return response.status;
-  };
+  const report = (server: RunningServer) => reportStatus(server.url, account.userid, account.authorization);
+  const auction = (server: RunningServer) => auctionStatus(server.url, key);
 
   it("both nodes refuse the revoked credential and auction key once each has polled", { timeout: 60_000 }, async () => {
     for (const { server } of nodes) {
