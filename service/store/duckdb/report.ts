@@ -4,7 +4,8 @@
  * A report with dimensions is copied by DuckDB's own JSON writer (`COPY (SELECT … ORDER BY …
  * LIMIT …) TO … (FORMAT JSON)`) into a file of the connection's, one object per line, and read
  * back as the array's bytes. DuckDB keeps the ORDER BY's order in what COPY writes (its docs,
- * "Order Preservation"), so no window numbers the rows and no ordered `string_agg` joins them:
+ * "Order Preservation"; while `preserve_insertion_order` is on, its default, which adxkit never
+ * turns off), so no window numbers the rows and no ordered `string_agg` joins them:
  * the same bytes as `json_object` per row joined in SQL, for less CPU (docs/benchmarks.md, "The
  * read side, part three").
  */
