@@ -9,7 +9,8 @@
  * If the worker dies, the notices not yet handed over and all later ones go through a
  * NoticeSender on this thread; those left in the dead worker are counted as `lost`.
  */
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
+import { startWorker } from "../worker-thread.js";
 import type { EventLogger } from "../events/facts.js";
 import type { KindCounters, NoticeKind, NoticeOptions } from "./notices.js";
 import type { NoticeSender } from "./notices.js";
@@ -39,17 +40,6 @@ export type NoticeThreadMessage =
 
 type WorkerMessage = { type: "log"; level: "info" | "warn" | "error"; obj: object; msg?: string } | { type: "closed" };
 
-/**
- * The worker's entry: dist/ runs the compiled .js; sources run as TypeScript (tests, tsx) load
- * the .ts source through tsx's loader, registered inside the worker (an --import flag in the
- * worker's execArgv does not reach its module loader on Node 20).
- */
-function startWorker(workerData: NoticeWorkerData): Worker {
-  if (!import.meta.url.endsWith(".ts")) return new Worker(new URL("./notice-worker.js", import.meta.url), { workerData });
-  const source = JSON.stringify(new URL("./notice-worker.ts", import.meta.url).href);
-  return new Worker(`import("tsx/esm/api").then(({ register }) => { register(); return import(${source}); });`, { eval: true, workerData });
-}
-
 const KINDS: readonly NoticeKind[] = ["win", "billing"];
 
 export class NoticeThread {
@@ -76,7 +66,7 @@ export class NoticeThread {
     privateHosts?: readonly string[],
   ) {
     this.batchMs = options.batchMs ?? auctionRules.noticeBatchMs;
-    const worker = startWorker({ counters: this.counters.buffer as SharedArrayBuffer, options, maxBodyBytes, privateHosts });
+    const worker = startWorker(import.meta.url, "notice-worker", { workerData: { counters: this.counters.buffer as SharedArrayBuffer, options, maxBodyBytes, privateHosts } satisfies NoticeWorkerData });
     // A forgotten exchange must not keep its process alive; close() waits for the worker itself.
     worker.unref();
     worker.on("message", (message: WorkerMessage) => {
