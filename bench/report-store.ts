@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { generateSeedFacts, openStore, seedPlan, type Metric, type ReportQuery } from "../service/store/index.js";
+import { openStore, seedPlan, type Metric, type ReportQuery } from "../service/store/index.js";
 import { printTable } from "./table.js";
 
 const { values: args } = parseArgs({
@@ -50,7 +50,7 @@ try {
     process.stderr.write(`seeding ${fmt(plan.supplyRows)} supply + ${fmt(plan.demandRows)} demand facts, ${plan.start} to ${plan.end}, into ${db}\n`);
     const store = await openStore({ db });
     const t0 = performance.now();
-    const loaded = await store.ingest(generateSeedFacts({ days, rows }));
+    const loaded = await store.ingest({ seed: { days, rows } });
     const loadSeconds = (performance.now() - t0) / 1000;
     await store.close();
     table.push(["facts loaded (generate + ingest)", fmt(loaded), ""]);

@@ -90,7 +90,7 @@ interface EngineFigures {
 }
 
 async function main(): Promise<void> {
-  const { openStore, generateSeedFacts, seedPlan } = await loadCompiled<typeof import("../service/store/index.js")>("service/store/index.js");
+  const { openStore, seedPlan } = await loadCompiled<typeof import("../service/store/index.js")>("service/store/index.js");
   const { serveThreads } = await loadCompiled<typeof import("../service/store/duckdb/connection.js")>("service/store/duckdb/connection.js");
   const { buildApp } = await loadCompiled<typeof import("../service/app.js")>("service/app.js");
   const { registerExchange, SealKeyRing, sealKey } = await loadCompiled<typeof import("../service/auction/index.js")>("service/auction/index.js");
@@ -105,7 +105,7 @@ async function main(): Promise<void> {
     process.stderr.write(`${name}: ingesting…\n`);
     const t0 = performance.now();
     const loading = await open();
-    const loaded = await within(`${name}'s load`, 30 * 60_000, loading.ingest(generateSeedFacts({ days: 31, rows, seed: 7 })));
+    const loaded = await within(`${name}'s load`, 30 * 60_000, loading.ingest({ seed: { days: 31, rows, seed: 7 } }));
     const ingestRate = loaded / ((performance.now() - t0) / 1000);
     process.stderr.write(`${name}: ${fmt(loaded)} facts at ${fmt(ingestRate, 0)}/s; serving…\n`);
     const store = await reopen(loading);

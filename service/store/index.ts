@@ -5,6 +5,7 @@ import type { ReportStore, StoreOptions } from "./store.js";
 export type * from "./store.js";
 export { FactError, StoreError, storeErrorCodes, type StoreErrorCode } from "./errors.js";
 export { factProblem, parseFactLine, toFact } from "./fact.js";
+export { factsOf, PROGRESS_EVERY, type FactInput, type FactSource, type FactSourceHooks } from "./fact-source.js";
 export { DEFAULT_SEED_END, generateSeedFacts, seedPlan, type SeedOptions, type SeedPlan } from "./seed.js";
 
 /** Where the commands keep the database when `--db` is not given. */

@@ -6,6 +6,7 @@
  */
 
 import type { Dimension, Fact, FilterName, Metric, Side } from "@adxkit/bindings/reports";
+import type { FactInput } from "./fact-source.js";
 
 export type { DemandFact, DemandKey, Dimension, Fact, FilterName, Metric, Side, SupplyFact, SupplyKey } from "@adxkit/bindings/reports";
 
@@ -142,8 +143,11 @@ export interface ReportStore {
   /**
    * Loads facts; all-or-nothing: an invalid fact (a `FactError` naming its 1-based position)
    * or any failure loads none of them, and writes none of `options`. Returns how many were loaded.
+   * Facts come as objects, or as a source the store reads (`FactSource`: the seeded traffic, an
+   * NDJSON file or stream, a bad line then named by its line); DuckDB reads a source on a worker
+   * thread.
    */
-  ingest(facts: Iterable<Fact> | AsyncIterable<Fact>, options?: IngestOptions): Promise<number>;
+  ingest(facts: FactInput, options?: IngestOptions): Promise<number>;
   /**
    * Settles the billed impressions that are due into per-day sums (ClickHouse: docs/clickhouse.md,
    * "Settling"), returning the days settled by side; safe on every node at once. Absent where

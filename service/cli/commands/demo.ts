@@ -12,7 +12,7 @@ import { packageRoot } from "../../package.js";
 import { startBidder, type RunningBidder } from "../../bidder/index.js";
 import { assertPortFree, startServer, type RunningServer } from "../../server.js";
 import { serveThreads } from "../../store/duckdb/connection.js";
-import { generateSeedFacts, openStore } from "../../store/index.js";
+import { openStore } from "../../store/index.js";
 import { PRIVATE_FILE } from "../../private-files.js";
 import { UsageError } from "../errors.js";
 import type { ReportStore } from "../../store/store.js";
@@ -39,7 +39,7 @@ async function demoCredentials(store: ReportStore, file: string, rows: number): 
     }
   }
   process.stderr.write(`adxkit demo: seeding ${rows.toLocaleString()} facts of October 2026…\n`);
-  await store.ingest(generateSeedFacts({ days: 31, rows, seed: 42 }));
+  await store.ingest({ seed: { days: 31, rows, seed: 42 } });
   const publishers = ["pub-1", "pub-2", "pub-3"];
   const demand = await store.createAccount({ side: "demand", bidder_id: "dsp-1" });
   const supply = await store.createAccount({ side: "supply", publisher_ids: publishers, placement_dimensions: true });

@@ -1,23 +1,12 @@
 /** `adxkit seed`: deterministic synthetic traffic into the report store, for demos and benchmarks. */
 import { InvalidArgumentError, type Command } from "commander";
-import { DEFAULT_DB_PATH, DEFAULT_SEED_END, generateSeedFacts, seedPlan, type Fact, type SeedOptions } from "../../store/index.js";
+import { DEFAULT_DB_PATH, DEFAULT_SEED_END, seedPlan, type SeedOptions } from "../../store/index.js";
 import { UsageError } from "../errors.js";
 import { addStoreOptions, openStoreFrom } from "../store-options.js";
-
-const PROGRESS_EVERY = 1_000_000;
 
 function wholeNumber(text: string): number {
   if (!/^\d+$/.test(text)) throw new InvalidArgumentError("expected a whole number");
   return Number(text);
-}
-
-/** Passes facts through, printing a progress line to stderr every million. */
-function* withProgress(facts: Iterable<Fact>, total: number): Generator<Fact> {
-  let n = 0;
-  for (const fact of facts) {
-    yield fact;
-    if (++n % PROGRESS_EVERY === 0) process.stderr.write(`seed: ${n.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} facts\n`);
-  }
 }
 
 export function configure(command: Command): void {
@@ -49,7 +38,8 @@ Examples:
       const store = await openStoreFrom(options, { create: true });
       const started = performance.now();
       try {
-        await store.ingest(withProgress(generateSeedFacts(seedOptions), plan.supplyRows + plan.demandRows));
+        const total = (plan.supplyRows + plan.demandRows).toLocaleString("en-US");
+        await store.ingest({ seed: seedOptions, onProgress: (n) => process.stderr.write(`seed: ${n.toLocaleString("en-US")} of ${total} facts\n`) });
       } finally {
         await store.close();
       }

@@ -1,5 +1,5 @@
 /** The ClickHouse report store: one HTTP client, serialised loads, the same semantics as the DuckDB store. */
-import { parsedReport, type SettleOptions, type Side, type Account, type AuctionKeyRecord, type Fact, type IngestOptions, type NewAccount, type RecoveryState, type ReportJson, type ReportQuery, type ReportResult, type ReportStore } from "../store.js";
+import { parsedReport, type SettleOptions, type Side, type Account, type AuctionKeyRecord, type IngestOptions, type NewAccount, type RecoveryState, type ReportJson, type ReportQuery, type ReportResult, type ReportStore } from "../store.js";
 import { accountChangeCount, auctionKeys, createAccount, issueAuctionKey, listAccounts, revokeAccount, verifyCredentials } from "./accounts.js";
 import { ClickHouseConnection, type ClickHouseOptions, type ServerInfo } from "./connection.js";
 import { insertBilled } from "./billed.js";
@@ -10,6 +10,7 @@ import { lateRows, markLateDays, readSettledBefore, settleMarked, settleBilled, 
 import { auctionRules } from "@adxkit/bindings";
 import { reportModel } from "@adxkit/bindings/reports";
 import { ACCOUNTS_BACKSTOP_MS, CredentialsCache } from "../credentials-cache.js";
+import { factsOf, isFactSource, type FactInput } from "../fact-source.js";
 
 /** How long a node's reports use the settled days it last read before reading them again. */
 export const SETTLED_REFRESH_MS = auctionRules.settleEveryMs;
@@ -57,7 +58,9 @@ export class ClickHouseReportStore implements ReportStore {
     return this.connection.database;
   }
 
-  async ingest(facts: Iterable<Fact> | AsyncIterable<Fact>, options?: IngestOptions): Promise<number> {
+  async ingest(input: FactInput, options?: IngestOptions): Promise<number> {
+    // Read here: the client's RowBinary is written from fact objects (clickhouse/ingest.ts).
+    const facts = isFactSource(input) ? factsOf(input) : input;
     const sweep = options?.checkpoint !== undefined && Date.now() - this.lastSweep >= SWEEP_EVERY_MS;
     if (sweep) this.lastSweep = Date.now();
     const load = this.loads.then(() =>

@@ -1,14 +1,18 @@
 /**
- * Loading facts: one transaction per call. Rows go through DuckDB's Appender a data chunk
- * (2,048 rows) at a time, as integer codes and numbers written into typed arrays; at the end the
- * new dictionary entries and the load's rollups are written, then everything commits, or
- * nothing does. Which value goes in which column follows the report model (layout.ts).
+ * Loading facts: one transaction per call. Facts arrive as columnar blocks (../fact-blocks.ts):
+ * from a load's worker thread when the load reads a source (seed, NDJSON), else encoded here from
+ * the facts given. Each block's strings are mapped to the store's dictionary codes and its
+ * columns copied into data chunks (2,048 rows) for DuckDB's Appender; at the end the new
+ * dictionary entries and the load's rollups are written, then everything commits, or nothing
+ * does. Which value goes in which column follows the report model (layout.ts).
  */
 import duckdb from "@duckdb/node-bindings";
-import { BIGINT, VARCHAR, DOUBLE, INTEGER, TIMESTAMP, DuckDBDataChunk, timestampValue, type DuckDBAppender, type DuckDBConnection, type DuckDBType } from "@duckdb/node-api";
-import { FACT_FIELDS, factFields, reportModel, type Side } from "@adxkit/bindings/reports";
+import { BIGINT, VARCHAR, DOUBLE, INTEGER, TIMESTAMP, DuckDBDataChunk, timestampValue, type DuckDBAppender, type DuckDBConnection } from "@duckdb/node-api";
+import { reportModel, type Side } from "@adxkit/bindings/reports";
 import { FactError } from "../errors.js";
-import { factProblem } from "../fact.js";
+import { FactBlockThread } from "../fact-block-thread.js";
+import { blockLayout, FactBlockEncoder, Held, SIDES, type BlockLayout, type FactBlock } from "../fact-blocks.js";
+import { isFactSource, type FactInput } from "../fact-source.js";
 import type { Fact, IngestOptions } from "../store.js";
 import type { Dictionaries, Dictionary } from "./dictionary.js";
 import { columnOf, rollupStatements } from "./layout.js";
@@ -16,65 +20,98 @@ import { writeRecovery } from "./recovery.js";
 
 /** DuckDB's standard vector size: the most rows a data chunk holds. */
 const CHUNK_ROWS = 2048;
-const TWO_TO_32 = 2 ** 32;
 
 /**
- * Fills a data chunk's columns as typed arrays of our own and hands each full chunk to an
- * Appender. Written by hand (over node-api's vectors, whose `setItem` takes a BigInt per 64-bit
- * value): a BigInt per count and timestamp made an eighth of a load's time on the main thread.
- * A 64-bit integer is written as two 32-bit halves, exact for every safe integer.
+ * The store's dictionary code of each load code (fact-blocks.ts) of each string dimension,
+ * learnt from the blocks' new strings: mapping a block's string column is then one typed-array
+ * read per row.
  */
-class ChunkAppender {
+class LoadCodes {
+  private readonly codes = new Map<string, { dictionary: Dictionary; storeCodes: Int32Array; size: number }>();
+
+  constructor(dictionaries: Dictionaries) {
+    for (const [dimension, dictionary] of dictionaries) this.codes.set(dimension, { dictionary, storeCodes: new Int32Array(1024), size: 0 });
+  }
+
+  /** Learns the codes of the strings a block coded first. */
+  learn(block: FactBlock): void {
+    for (const dimension in block.newStrings) {
+      const strings = block.newStrings[dimension];
+      const entry = this.codes.get(dimension)!;
+      if (entry.size + strings.length > entry.storeCodes.length) {
+        const grown = new Int32Array(Math.max(2 * entry.storeCodes.length, entry.size + strings.length));
+        grown.set(entry.storeCodes);
+        entry.storeCodes = grown;
+      }
+      for (const text of strings) entry.storeCodes[entry.size++] = entry.dictionary.code(text);
+    }
+  }
+
+  /** Rewrites `rows` load codes of a dimension, in place, as the store's codes. */
+  map(dimension: string, column: Int32Array): void {
+    const storeCodes = this.codes.get(dimension)!.storeCodes;
+    for (let row = 0; row < column.length; row++) column[row] = storeCodes[column[row]];
+  }
+}
+
+/**
+ * Appends a side's rows of each block to its hourly table: each column's bytes copied from the
+ * block into a data chunk as they are (copy_data_to_vector), with no work per value but the
+ * strings' codes. Node-api's own vectors take a BigInt per 64-bit value: a BigInt per count and
+ * timestamp made an eighth of a load's time on the main thread.
+ */
+class SideAppender {
   private readonly chunk: DuckDBDataChunk;
-  /** Per column: its values as 32-bit words (INTEGER: one per row; BIGINT, TIMESTAMP: two). */
-  private readonly words: (Int32Array | undefined)[];
-  /** Per DOUBLE column: its values. */
-  private readonly doubles: (Float64Array | undefined)[];
-  private readonly widths: number[];
-  /** The row being written in the current chunk. */
-  row = 0;
+  /**
+   * Per column of the table: where its bytes are in a block, per fact of the block's capacity
+   * (-1: the batch column, not in blocks), their width, and the dimension of a string column.
+   */
+  private readonly sources: { offsetPerFact: number; bytesPerRow: number; text?: string }[] = [];
+  private readonly batches = new Int32Array(CHUNK_ROWS);
 
   constructor(
     private readonly appender: DuckDBAppender,
-    types: readonly DuckDBType[],
+    private readonly side: Side,
+    columns: readonly Column[],
+    layout: BlockLayout,
+    batch: number,
   ) {
-    this.chunk = DuckDBDataChunk.create(types, CHUNK_ROWS);
-    this.widths = types.map((t) => (t === INTEGER ? 4 : 8));
-    this.words = types.map((t) => (t === DOUBLE ? undefined : new Int32Array((CHUNK_ROWS * (t === INTEGER ? 4 : 8)) / 4)));
-    this.doubles = types.map((t) => (t === DOUBLE ? new Float64Array(CHUNK_ROWS) : undefined));
-  }
-
-  int(column: number, value: number): void {
-    this.words[column]![this.row] = value;
-  }
-  /** A BIGINT or TIMESTAMP (microseconds): a safe integer, little-endian halves. */
-  int64(column: number, value: number): void {
-    const words = this.words[column]!;
-    words[2 * this.row] = value >>> 0;
-    words[2 * this.row + 1] = Math.floor(value / TWO_TO_32);
-  }
-  double(column: number, value: number): void {
-    this.doubles[column]![this.row] = value;
-  }
-
-  endRow(): void {
-    if (++this.row === CHUNK_ROWS) this.flushChunk();
-  }
-
-  private flushChunk(): void {
-    const raw = this.chunk.chunk;
-    for (let column = 0; column < this.widths.length; column++) {
-      const data = this.words[column] ?? this.doubles[column]!;
-      duckdb.copy_data_to_vector(duckdb.data_chunk_get_vector(raw, column), 0, data.buffer as ArrayBuffer, 0, this.row * this.widths[column]);
+    this.chunk = DuckDBDataChunk.create(
+      columns.map((c) => TYPE_OF_FILL[c.fill]),
+      CHUNK_ROWS,
+    );
+    this.batches.fill(batch);
+    for (const column of columns) {
+      if (column.fill === Fill.Batch) {
+        this.sources.push({ offsetPerFact: -1, bytesPerRow: 4 });
+        continue;
+      }
+      const held = layout.sides[side].find((c) => c.field === column.field);
+      if (!held) throw new Error(`${side}_hourly.${columnOf(column.field)}: no such field in a ${side} fact`);
+      this.sources.push({ offsetPerFact: held.byteOffset / layout.capacity, bytesPerRow: held.bytesPerRow, text: held.held === Held.Text ? held.field : undefined });
     }
-    this.chunk.rowCount = this.row;
-    this.appender.appendDataChunk(this.chunk);
-    this.row = 0;
   }
 
-  /** Appends the last partial chunk and closes the Appender (its rows join the transaction). */
+  /** Appends the block's rows of this side (their string codes mapped in place first). */
+  append(block: FactBlock, codes: LoadCodes): void {
+    const rows = block.rows[this.side];
+    for (const source of this.sources) if (source.text) codes.map(source.text, new Int32Array(block.buffer, source.offsetPerFact * block.capacity, rows));
+    const raw = this.chunk.chunk;
+    for (let start = 0; start < rows; start += CHUNK_ROWS) {
+      const count = Math.min(CHUNK_ROWS, rows - start);
+      for (let column = 0; column < this.sources.length; column++) {
+        const { offsetPerFact, bytesPerRow } = this.sources[column];
+        const vector = duckdb.data_chunk_get_vector(raw, column);
+        if (offsetPerFact < 0) duckdb.copy_data_to_vector(vector, 0, this.batches.buffer, 0, count * 4);
+        else duckdb.copy_data_to_vector(vector, 0, block.buffer, offsetPerFact * block.capacity + start * bytesPerRow, count * bytesPerRow);
+      }
+      this.chunk.rowCount = count;
+      this.appender.appendDataChunk(this.chunk);
+    }
+  }
+
+  /** Closes the Appender (its rows join the transaction). */
   finish(): void {
-    if (this.row > 0) this.flushChunk();
     this.appender.closeSync();
   }
 
@@ -89,29 +126,6 @@ class ChunkAppender {
   }
 }
 
-/** Turns `date_hour` strings into microseconds since the epoch once per distinct hour. */
-class HourCache {
-  private readonly values = new Map<string, number>();
-  /** Facts mostly come hour by hour: the last hour is checked before the map. */
-  private last = "";
-  private lastValue = 0;
-  get(dateHour: string): number {
-    if (dateHour === this.last) return this.lastValue;
-    let value = this.values.get(dateHour);
-    if (value === undefined) {
-      value = Date.parse(`${dateHour}Z`) * 1000;
-      this.values.set(dateHour, value);
-    }
-    this.last = dateHour;
-    this.lastValue = value;
-    return value;
-  }
-}
-
-function isAsync<T>(items: Iterable<T> | AsyncIterable<T>): items is AsyncIterable<T> {
-  return typeof (items as AsyncIterable<T>)[Symbol.asyncIterator] === "function";
-}
-
 const Fill = { Batch: 0, Hour: 1, Code: 2, Integer: 3, Count: 4, Money: 5 } as const;
 type Fill = (typeof Fill)[keyof typeof Fill];
 
@@ -119,7 +133,6 @@ type Fill = (typeof Fill)[keyof typeof Fill];
 export interface Column {
   fill: Fill;
   field: string;
-  dictionary?: Dictionary;
 }
 
 const TYPE_OF_FILL = { [Fill.Batch]: INTEGER, [Fill.Hour]: TIMESTAMP, [Fill.Code]: INTEGER, [Fill.Integer]: INTEGER, [Fill.Count]: BIGINT, [Fill.Money]: DOUBLE };
@@ -130,7 +143,7 @@ const TYPE_OF_FILL = { [Fill.Batch]: INTEGER, [Fill.Hour]: TIMESTAMP, [Fill.Code
  * without its column, means the schema and the model disagree: the load is refused. Read once
  * per store (the schema is migrated at open).
  */
-export async function hourlyColumns(connection: DuckDBConnection, side: Side, dictionaries: Dictionaries): Promise<Column[]> {
+export async function hourlyColumns(connection: DuckDBConnection, side: Side): Promise<Column[]> {
   const table = `${side}_hourly`;
   const reader = await connection.runAndReadAll("SELECT column_name FROM duckdb_columns() WHERE table_name = $1 AND schema_name = 'main' ORDER BY column_index", [table], [VARCHAR]);
   const names = reader.getRowsJS().map((row) => String(row[0]));
@@ -138,7 +151,7 @@ export async function hourlyColumns(connection: DuckDBConnection, side: Side, di
   for (const dimension of reportModel.sides[side].key) {
     const type = reportModel.dimensions[dimension].type;
     const fill = type === "hour" ? Fill.Hour : type === "string" ? Fill.Code : Fill.Integer;
-    fromModel.set(columnOf(dimension), { fill, field: dimension, dictionary: dictionaries.get(dimension) });
+    fromModel.set(columnOf(dimension), { fill, field: dimension });
   }
   for (const counter of reportModel.counters) fromModel.set(counter.name, { fill: counter.type === "count" ? Fill.Count : Fill.Money, field: counter.name });
   const missing = [...fromModel.keys()].filter((name) => !names.includes(name));
@@ -149,112 +162,103 @@ export async function hourlyColumns(connection: DuckDBConnection, side: Side, di
   return names.map((name) => fromModel.get(name)!);
 }
 
-/**
- * Writes a side's facts as rows of its hourly table. The columns are grouped by how each is
- * written, as pairs (column, place of its field in factFields' output), so that writing a row
- * reads each field once by its own name (factFields, generated) and dispatches on nothing: a
- * switch per column reading `fact[name]` took a quarter more time (0.36 against 0.28 s per
- * million facts, measured alone).
- */
-class RowWriter {
-  private readonly values: (string | number)[] = [];
-  private readonly batches: number[] = [];
-  private readonly hours: number[] = [];
-  private readonly codes: number[] = [];
-  private readonly dictionaries: Dictionary[] = [];
-  private readonly integers: number[] = [];
-  private readonly counts: number[] = [];
-  private readonly money: number[] = [];
-
-  constructor(
-    side: Side,
-    columns: readonly Column[],
-    private readonly hourCache: HourCache,
-  ) {
-    const fields = FACT_FIELDS[side];
-    columns.forEach((column, i) => {
-      const at = fields.indexOf(column.field);
-      if (column.fill === Fill.Batch) this.batches.push(i);
-      else if (column.fill === Fill.Hour) this.hours.push(i, at);
-      else if (column.fill === Fill.Code) {
-        this.codes.push(i, at);
-        this.dictionaries.push(column.dictionary!);
-      }
-      else if (column.fill === Fill.Integer) this.integers.push(i, at);
-      else if (column.fill === Fill.Count) this.counts.push(i, at);
-      else this.money.push(i, at);
-    });
-  }
-
-  /** Appends one checked fact of the side as a row. */
-  write(appender: ChunkAppender, fact: Fact, batch: number): void {
-    const values = this.values;
-    factFields(fact, values);
-    for (let i = 0; i < this.batches.length; i++) appender.int(this.batches[i], batch);
-    for (let i = 0; i < this.hours.length; i += 2) appender.int64(this.hours[i], this.hourCache.get(values[this.hours[i + 1]] as string));
-    for (let i = 0; i < this.codes.length; i += 2) appender.int(this.codes[i], this.dictionaries[i >> 1].code(values[this.codes[i + 1]] as string));
-    for (let i = 0; i < this.integers.length; i += 2) appender.int(this.integers[i], values[this.integers[i + 1]] as number);
-    for (let i = 0; i < this.counts.length; i += 2) appender.int64(this.counts[i], values[this.counts[i + 1]] as number);
-    for (let i = 0; i < this.money.length; i += 2) appender.double(this.money[i], values[this.money[i + 1]] as number);
-    appender.endRow();
-  }
-}
-
 /** How many facts of each side one load wrote. */
 export type IngestCounts = Record<Side, number>;
 
+/** Facts per block when they are encoded on this thread: one data chunk. */
+const IN_THREAD_BLOCK = CHUNK_ROWS;
+
+function isAsync<T>(items: Iterable<T> | AsyncIterable<T>): items is AsyncIterable<T> {
+  return typeof (items as AsyncIterable<T>)[Symbol.asyncIterator] === "function";
+}
+
+/**
+ * Checks and encodes facts given as objects, here, a block at a time, handing each full block to
+ * `append` (which is done with it when it returns). Facts already in this thread's memory (the
+ * exchange's flush, a caller's array) cost as much to send to a worker as to encode here.
+ */
+async function encodeHere(facts: Iterable<Fact> | AsyncIterable<Fact>, append: (block: FactBlock) => void): Promise<void> {
+  const encoder = new FactBlockEncoder(IN_THREAD_BLOCK);
+  encoder.start();
+  let position = 0;
+  const add = (fact: Fact): void => {
+    position++;
+    const problem = encoder.add(fact);
+    if (problem) throw new FactError(position, problem);
+    if (encoder.full) {
+      const block = encoder.take();
+      append(block);
+      encoder.start(block.buffer);
+    }
+  };
+  // A sync iterable is walked without awaiting each item: for-await costs a microtask per fact.
+  if (isAsync(facts)) for await (const fact of facts) add(fact);
+  else for (const fact of facts) add(fact);
+  if (encoder.holdsFacts) append(encoder.take());
+}
+
 /**
  * Loads facts in one transaction on `connection`; all-or-nothing, the exchange's checkpoint and
- * billing tokens (`options`) included. An invalid fact throws a `FactError` with its 1-based
- * position. The caller serialises loads (the dictionaries are shared).
+ * billing tokens (`options`) included. Facts given as objects are encoded on this thread; a
+ * source (seed, NDJSON) is read on a worker thread while this one appends. An invalid fact
+ * throws a `FactError` with its 1-based position (a source's: its line), and a bad line of an
+ * NDJSON source goes to its `onBadLine` first. The caller serialises loads (the dictionaries
+ * are shared).
  */
 export async function ingestFacts(
   connection: DuckDBConnection,
   dictionaries: Dictionaries,
   layout: Map<Side, Column[]>,
-  facts: Iterable<Fact> | AsyncIterable<Fact>,
+  facts: FactInput,
   options: IngestOptions = {},
   sweepExpiredTokens = false,
 ): Promise<IngestCounts> {
   const all: Dictionary[] = [...dictionaries.values()];
-  const sides = Object.keys(reportModel.sides) as Side[];
-  const appenders: ChunkAppender[] = [];
-  await connection.run("BEGIN TRANSACTION");
+  const appenders: SideAppender[] = [];
+  // Started first: the worker loads its modules and reads while the transaction opens.
+  const thread = isFactSource(facts) ? new FactBlockThread(facts) : undefined;
+  try {
+    await connection.run("BEGIN TRANSACTION");
+  } catch (error) {
+    await thread?.close();
+    throw error;
+  }
   try {
     for (const dictionary of all) await dictionary.sync(connection);
     const [[batchValue]] = (await connection.runAndReadAll("SELECT nextval('ingest_batch_seq')")).getRowsJS();
     const batch = Number(batchValue);
-    const hours = new HourCache();
-    const targets = {} as Record<Side, { appender: ChunkAppender; writer: RowWriter }>;
-    for (const side of sides) {
+    const layoutOfBlocks = blockLayout(2);
+    const targets = {} as Record<Side, SideAppender>;
+    for (const side of SIDES) {
       let columns = layout.get(side);
-      if (!columns) layout.set(side, (columns = await hourlyColumns(connection, side, dictionaries)));
-      const appender = new ChunkAppender(await connection.createAppender(`${side}_hourly`), columns.map((c) => TYPE_OF_FILL[c.fill]));
-      appenders.push(appender);
-      targets[side] = { appender, writer: new RowWriter(side, columns, hours) };
+      if (!columns) layout.set(side, (columns = await hourlyColumns(connection, side)));
+      targets[side] = new SideAppender(await connection.createAppender(`${side}_hourly`), side, columns, layoutOfBlocks, batch);
+      appenders.push(targets[side]);
     }
-    const counts = Object.fromEntries(sides.map((side) => [side, 0])) as IngestCounts;
-    let position = 0;
-
-    const add = (fact: Fact): void => {
-      position++;
-      const problem = factProblem(fact);
-      if (problem) throw new FactError(position, problem);
-      const target = targets[fact.side];
-      target.writer.write(target.appender, fact, batch);
-      counts[fact.side]++;
+    const counts = Object.fromEntries(SIDES.map((side) => [side, 0])) as IngestCounts;
+    const codes = new LoadCodes(dictionaries);
+    const append = (block: FactBlock): void => {
+      codes.learn(block);
+      for (const side of SIDES) {
+        if (block.rows[side] === 0) continue;
+        targets[side].append(block, codes);
+        counts[side] += block.rows[side];
+      }
     };
-    // A sync iterable is walked without awaiting each item: for-await costs a microtask per fact.
-    if (isAsync(facts)) for await (const fact of facts) add(fact);
-    else for (const fact of facts) add(fact);
+    if (thread) {
+      for await (const block of thread.blocks()) {
+        append(block);
+        thread.release(block);
+      }
+    } else await encodeHere(facts as Iterable<Fact> | AsyncIterable<Fact>, append);
 
     for (const appender of appenders) appender.finish();
     appenders.length = 0;
     for (const dictionary of all) await dictionary.write(connection);
-    for (const side of sides) {
+    for (const side of SIDES) {
       if (counts[side] > 0) for (const statement of rollupStatements(side)) await connection.run(statement, statement.includes("$1") ? [batch] : [], statement.includes("$1") ? [INTEGER] : []);
     }
-    if (position > 0) {
+    if (SIDES.some((side) => counts[side] > 0)) {
       await connection.run(
         "INSERT INTO ingest_batches VALUES ($1, $2, $3, $4)",
         [batch, timestampValue(BigInt(Date.now()) * 1000n), BigInt(counts.supply ?? 0), BigInt(counts.demand ?? 0)],
@@ -270,5 +274,7 @@ export async function ingestFacts(
     for (const dictionary of all) dictionary.rollback();
     await connection.run("ROLLBACK").catch(() => undefined);
     throw error;
+  } finally {
+    await thread?.close();
   }
 }

@@ -1,5 +1,5 @@
 /** The DuckDB report store: one database file (or `:memory:`), a pool of connections, serialised loads. */
-import { parsedReport, type Account, type AuctionKeyRecord, type Fact, type IngestOptions, type NewAccount, type RecoveryState, type ReportJson, type ReportQuery, type ReportResult, type ReportStore } from "../store.js";
+import { parsedReport, type Account, type AuctionKeyRecord, type IngestOptions, type NewAccount, type RecoveryState, type ReportJson, type ReportQuery, type ReportResult, type ReportStore } from "../store.js";
 import { auctionKeys, createAccount, issueAuctionKey, listAccounts, revokeAccount, verifyCredentials } from "./accounts.js";
 import { availableParallelism } from "node:os";
 import { openDatabase, Slots, type ConnectionPool, type DuckDBOptions } from "./connection.js";
@@ -8,6 +8,7 @@ import type { Side } from "@adxkit/bindings/reports";
 import { ingestFacts, type Column } from "./ingest.js";
 import { readRecoveryState, SWEEP_EVERY_MS } from "./recovery.js";
 import { DictionaryCodes } from "./codes.js";
+import type { FactInput } from "../fact-source.js";
 import { CredentialsCache } from "../credentials-cache.js";
 import { ReportFiles, runReportJson } from "./report.js";
 import { planReport, readsFactDetail } from "../plan.js";
@@ -46,7 +47,7 @@ export class DuckDBReportStore implements ReportStore {
     return new DuckDBReportStore(await openDatabase(db, options), options.rollups !== false, options.threads ?? availableParallelism());
   }
 
-  async ingest(facts: Iterable<Fact> | AsyncIterable<Fact>, options?: IngestOptions): Promise<number> {
+  async ingest(facts: FactInput, options?: IngestOptions): Promise<number> {
     const sweep = options?.checkpoint !== undefined && Date.now() - this.lastSweep >= SWEEP_EVERY_MS;
     if (sweep) this.lastSweep = Date.now();
     // Once a load ends, values reports found in no dictionary are looked up again (codes.ts).

@@ -1,0 +1,113 @@
+/**
+ * The worker thread of a load (fact-block-thread.ts): reads its source (the seeded traffic, an
+ * NDJSON file, or NDJSON chunks the loading thread passes on), checks each fact and encodes it
+ * into blocks (fact-blocks.ts), sent as they fill. It stops sending blocks at the first bad fact
+ * (an NDJSON source is read to its end, to report every bad line).
+ */
+import { parentPort, workerData } from "node:worker_threads";
+import { FactError } from "./errors.js";
+import type { FactBlockWorkerData, FromWorker, ToWorker } from "./fact-block-thread.js";
+import { FactBlockEncoder } from "./fact-blocks.js";
+import { ndjsonFileFacts, NdjsonFactReader, PROGRESS_EVERY, type FactSourceHooks } from "./fact-source.js";
+import { generateSeedFacts } from "./seed.js";
+import type { Fact } from "./store.js";
+
+const port = parentPort!;
+const { source, capacity, blocks } = workerData as FactBlockWorkerData;
+const send = (message: FromWorker, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
+
+/** Buffers handed back, and a waiter for the next one. */
+const free: ArrayBuffer[] = [];
+let freed: (() => void) | undefined;
+/** NDJSON chunks passed on, and a waiter for the next one (null: the stream ended). */
+const chunks: (ArrayBuffer | null)[] = [];
+let chunked: (() => void) | undefined;
+
+port.on("message", (message: ToWorker) => {
+  if (message.type === "free") {
+    free.push(message.buffer);
+    freed?.();
+  } else {
+    chunks.push(message.type === "chunk" ? message.bytes : null);
+    chunked?.();
+  }
+});
+
+const encoder = new FactBlockEncoder(capacity);
+let allocated = 0;
+let stopped = false;
+let position = 0;
+const hooks: FactSourceHooks = {
+  onBadLine: (error) => send({ type: "bad", line: error.line, reason: error.reason }),
+  onProgress: (read) => send({ type: "progress", read }),
+};
+
+/** A buffer for the next block: a new one while fewer than `blocks` exist, else the next handed back. */
+async function nextBuffer(): Promise<ArrayBuffer | undefined> {
+  if (free.length === 0 && allocated < blocks) {
+    allocated++;
+    return undefined;
+  }
+  while (free.length === 0) await new Promise<void>((resolve) => (freed = resolve));
+  freed = undefined;
+  return free.shift();
+}
+
+async function sendBlock(): Promise<void> {
+  const block = encoder.take();
+  send({ type: "block", block }, [block.buffer]);
+  encoder.start(await nextBuffer());
+}
+
+/**
+ * Encodes facts, sending each block as it fills; `where` numbers a refused fact (its line, or its
+ * place). `progress`: tell progress by facts (the seed's; a generator wrapped around the seed's
+ * to count them cost a tenth of the worker's time).
+ */
+async function encode(facts: Iterable<Fact>, where: () => number, progress = false): Promise<void> {
+  for (const fact of facts) {
+    if (++position % PROGRESS_EVERY === 0 && progress) hooks.onProgress!(position);
+    if (stopped) continue;
+    const problem = encoder.add(fact);
+    if (problem) {
+      send({ type: "bad", line: where(), reason: problem });
+      stopped = true;
+    } else if (encoder.full) await sendBlock();
+  }
+}
+
+async function nextChunk(): Promise<ArrayBuffer | null> {
+  while (chunks.length === 0) await new Promise<void>((resolve) => (chunked = resolve));
+  chunked = undefined;
+  return chunks.shift()!;
+}
+
+async function run(): Promise<void> {
+  encoder.start(await nextBuffer());
+  if ("seed" in source) await encode(generateSeedFacts(source.seed), () => position, true);
+  else {
+    const reader = new NdjsonFactReader(hooks);
+    const where = () => reader.line;
+    try {
+      if ("ndjsonFile" in source) await encode(ndjsonFileFacts(source.ndjsonFile, reader), where);
+      else {
+        for (let chunk = await nextChunk(); chunk !== null; chunk = await nextChunk()) {
+          await encode(reader.facts(new Uint8Array(chunk)), where);
+          send({ type: "chunk-read" });
+        }
+        await encode(reader.end(), where);
+      }
+    } catch (error) {
+      // The bad lines were reported one by one as they were found.
+      if (!(error instanceof FactError)) throw error;
+      stopped = true;
+    }
+  }
+  if (!stopped && encoder.holdsFacts) {
+    const block = encoder.take();
+    send({ type: "block", block }, [block.buffer]);
+  }
+  send({ type: "end" });
+}
+
+run().catch((error: unknown) => send({ type: "failed", error }));
