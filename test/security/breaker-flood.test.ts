@@ -55,8 +55,9 @@ describe("a tmax:1 flood cannot open a healthy bidder's circuit", () => {
   test("the breaker still protects: the same bidder hanging with its full time opens the circuit", async () => {
     healthy.behave(() => ({ hang: true }));
     try {
-      // tmax 150 gives it 135 ms, more than the floor: a real timeout, charged.
-      for (let i = 0; i < 10; i++) await ex.auction(bannerRequest({ tmax: 150 }));
+      // tmax 500 gives it ~485 ms less the event loop's lag, far above the floor even on a busy
+      // machine (tmax 150 left too little once a slow turn's lag came off it): a real timeout, charged.
+      for (let i = 0; i < 10; i++) await ex.auction(bannerRequest({ tmax: 500 }));
       expect(ex.handle.stats().circuits.healthy).toMatchObject({ state: "open", opened: 1 });
     } finally {
       healthy.behave((r) => (r.tmax < needs ? { hang: true } : { body: answer(r, [bid(2)]) }));
