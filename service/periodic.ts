@@ -4,6 +4,12 @@
  * it. The timer does not keep the process alive.
  */
 
+/** Where a periodic task reports its failures and recoveries (the server's logger). */
+export interface TaskLog {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+}
+
 /** A running periodic task. */
 export interface PeriodicTask {
   /** Runs the task now, or joins the run in progress; resolves when that run ends. */

@@ -6,19 +6,13 @@
  * Nothing to do where one process owns the store (DuckDB: every change goes through it).
  */
 import { auctionRules } from "@adxkit/bindings";
-import { runEvery, type PeriodicTask } from "../periodic.js";
+import { runEvery, type PeriodicTask, type TaskLog } from "../periodic.js";
 import type { ReportStore } from "../store/store.js";
-
-/** Where the poll's failures and recoveries go (the server's logger). */
-export interface ChangesLog {
-  warn(fields: object, message: string): void;
-  info(fields: object, message: string): void;
-}
 
 export interface AccountChangesOptions {
   /** Reloads what was derived from the accounts (the exchange's auction keys). */
   onChange: () => Promise<void>;
-  log: ChangesLog;
+  log: TaskLog;
   /** Default: the spec's accounts-poll-ms. */
   everyMs?: number;
 }

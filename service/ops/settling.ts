@@ -6,18 +6,12 @@
  * by hand (service/cli/commands/settle.ts).
  */
 import { auctionRules } from "@adxkit/bindings";
-import { runEvery, type PeriodicTask } from "../periodic.js";
+import { runEvery, type PeriodicTask, type TaskLog } from "../periodic.js";
 import type { ReportStore } from "../store/store.js";
 import type { ServerMetrics } from "./metrics.js";
 
-/** Where runs are logged (the server's logger). */
-export interface SettlingLog {
-  info(fields: object, message: string): void;
-  warn(fields: object, message: string): void;
-}
-
 /** Starts settling, with a first run now; undefined when the store settles nothing. `run()` joins or starts a run. */
-export function startSettling(store: ReportStore, { log, metrics }: { log: SettlingLog; metrics: ServerMetrics }): PeriodicTask | undefined {
+export function startSettling(store: ReportStore, { log, metrics }: { log: TaskLog; metrics: ServerMetrics }): PeriodicTask | undefined {
   if (store.settleBilled === undefined) return undefined;
   const observer = metrics.watchSettling(() => store.lateBilledRows?.() ?? {});
   const settling = runEvery(auctionRules.settleEveryMs, () =>
