@@ -23,7 +23,7 @@ export interface ReportServiceOptions {
 }
 
 const ok = (body: ReportEnvelope): OperationOutput => ({ status: 200, body });
-const okJson = (text: string | Buffer): OperationOutput => ({ status: 200, body: text, headers: { "content-type": "application/json; charset=utf-8" } });
+const okJson = (text: string | Uint8Array[]): OperationOutput => ({ status: 200, body: text, headers: { "content-type": "application/json; charset=utf-8" } });
 
 function describeIssues(issues: readonly ValidationIssue[]): string {
   const shown = issues.slice(0, 3).map((i) => `${i.path || "/"}: ${i.message}`);
