@@ -5,10 +5,11 @@
  * decimals).
  *
  * Shape: the plan's parts (each a time range of one table, with scope and filters) → one
- * aggregation by the dimensions → the rows, the dictionaries joined for names and sorting. A
- * report without dimensions is one row: its JSON made by `json_object`. A report with dimensions
- * is a `SELECT … ORDER BY … LIMIT` that DuckDB's JSON writer copies to a file (report.ts), one
- * object per line, in order; JS never builds an object per row.
+ * aggregation by the dimensions → the rows, the dictionaries joined for names and sorting, each
+ * row's JSON made by `json_object`. A report without dimensions is one row. A report with
+ * dimensions is a `SELECT … ORDER BY … LIMIT` of one JSON text per row that DuckDB's CSV writer
+ * copies to a file in order, each row ended by a comma (report.ts); JS never builds an object per
+ * row.
  */
 import { DATE, INTEGER, TIMESTAMP, DuckDBDateValue, DuckDBTimestampValue, type DuckDBType, type DuckDBValue } from "@duckdb/node-api";
 import type { ReportMetricTable } from "@adxkit/bindings/reports";
@@ -17,9 +18,9 @@ import { columnOf, dictionaryOf, TIME_COLUMN, tableOf } from "./layout.js";
 
 /**
  * A report ready to run. `row`: one row, `total` (DOUBLE) and `rows` (the JSON array's UTF-8
- * bytes, a BLOB: JS never decodes it to a string). `copy`: `select` gives the rows to copy, in
- * order and cut at the limit (the last value); `count` (the values without the limit) counts
- * them before the limit.
+ * bytes, a BLOB: JS never decodes it to a string). `copy`: `select` gives the rows' JSON texts
+ * to copy (one column), in order and cut at the limit (the last value); `count` (the values
+ * without the limit) counts them before the limit.
  */
 export type ReportSql = { kind: "row"; sql: string; values: DuckDBValue[]; types: DuckDBType[] } | { kind: "copy"; select: string; count: string; values: DuckDBValue[]; types: DuckDBType[] };
 
@@ -95,7 +96,7 @@ export function renderReport(plan: ReportPlan, codesOf: CodesOf): ReportSql {
   const grouped = `SELECT ${[...keys, ...plan.counters.map((c) => `COALESCE(SUM(${c}), 0) AS ${c}`)].join(", ")} FROM (${parts.join(" UNION ALL ")})${keys.length > 0 ? ` GROUP BY ${keys.join(", ")}` : ""}`;
 
   // Strings leave as names (joined only here, after grouping); hours as text, days as DATEs,
-  // which the JSON writer writes as YYYY-MM-DD itself (cheaper than strftime per row).
+  // which json_object writes as YYYY-MM-DD itself (cheaper than strftime per row).
   const joins = plan.dimensions.map((d, i) => (d.type === "string" ? ` JOIN ${dictionaryOf(d.name)} d${i} ON d${i}.code = g.k${i}` : "")).join("");
   const field = (i: number) => {
     const d = plan.dimensions[i];
@@ -108,10 +109,10 @@ export function renderReport(plan: ReportPlan, codesOf: CodesOf): ReportSql {
     const pairs = plan.metrics.map((m) => `'${m.name}', ${metricSql(m, plan.zeroDenominator)}`);
     return { kind: "row", sql: `WITH g AS (${grouped}) SELECT CAST(1 AS DOUBLE) AS total, encode('[' || json_object(${pairs.join(", ")}) || ']') AS rows FROM g`, values: params.values, types: params.types };
   }
-  // Column names become the JSON keys, in this order.
-  const columns = [...plan.dimensions.map((d, i) => `${field(i)} AS "${d.name}"`), ...plan.metrics.map((m) => `${metricSql(m, plan.zeroDenominator)} AS "${m.name}"`)];
+  // One column: each row's JSON object, its keys in this order.
+  const pairs = [...plan.dimensions.map((d, i) => `'${d.name}', ${field(i)}`), ...plan.metrics.map((m) => `'${m.name}', ${metricSql(m, plan.zeroDenominator)}`)];
   const order = plan.dimensions.map((d, i) => (d.type === "string" ? `d${i}.value` : `g.k${i}`)).join(", ");
   const count = `WITH g AS (${grouped}) SELECT count(*) FROM g${joins}`;
-  const select = `WITH g AS (${grouped}) SELECT ${columns.join(", ")} FROM g${joins} ORDER BY ${order} LIMIT ${params.add(plan.limit, INTEGER)}`;
+  const select = `WITH g AS (${grouped}) SELECT json_object(${pairs.join(", ")}) AS row FROM g${joins} ORDER BY ${order} LIMIT ${params.add(plan.limit, INTEGER)}`;
   return { kind: "copy", select, count, values: params.values, types: params.types };
 }
