@@ -7,6 +7,7 @@ import { auctionRules, type Bid, type BidResponse, type SeatBid } from "@adxkit/
 import type { OperationOutput } from "@adxkit/bindings/fastify";
 import { encodeAuctionKey } from "@adxkit/bindings/reports";
 import { RESPONSE, rejectBid, type AuctionContext, type AuctionEnv, type Winner } from "./auction-context.js";
+import type { TextMarkupBid } from "./bid-checks.js";
 import { newTokenId, sealBillingToken, type BillingClaims } from "./billing-token.js";
 import { replaceMacros } from "./macros.js";
 import { fromMicros } from "./money.js";
@@ -33,7 +34,7 @@ export function bidResponse(env: AuctionEnv, settings: AnswerSettings, context: 
   for (const winner of winners) {
     const { candidate, slot } = winner;
     const values = macroValues(env, context, winner);
-    const { nurl, lurl, ...bid } = candidate.bid;
+    const bid = candidate.bid;
     const claims: BillingClaims = {
       jti: newTokenId(),
       aid: context.request.id,
@@ -56,29 +57,43 @@ export function bidResponse(env: AuctionEnv, settings: AnswerSettings, context: 
       continue;
     }
     const markup = winner.markup ?? bid.adm!;
-    const out: Bid = {
-      ...bid,
-      price: fromMicros(winner.clearingMicros),
-      // The markup passed its check as this kind (checkBid, or fetchMissingMarkup): its values are escaped for that kind.
-      adm: replaceMacros(markup, values, winner.kind ?? candidate.kind ?? "banner"),
-      burl,
-    };
+    // The markup passed its check as this kind (checkBid, or fetchMissingMarkup): its values are escaped for that kind.
+    const out = answeredBid(bid, fromMicros(winner.clearingMicros), replaceMacros(markup, values, winner.kind ?? candidate.kind ?? "banner"), burl);
     let list = seats.get(candidate.seat);
     if (list === undefined) seats.set(candidate.seat, (list = []));
     list.push(out);
-    if (winner.markup === undefined && nurl !== undefined) {
+    if (winner.markup === undefined && bid.nurl !== undefined) {
       // Queued: the notice sender holds it for its batch, so the answer does not wait for it.
-      settings.noticeQueue.send("win", replaceMacros(nurl, values, "url"), { auction: context.request.id, bidder: candidate.bidder.config.id, imp: slot.imp.id });
+      settings.noticeQueue.send("win", replaceMacros(bid.nurl, values, "url"), { auction: context.request.id, bidder: candidate.bidder.config.id, imp: slot.imp.id });
     }
     candidate.bidder.counters.wins++;
     env.counters.impsWon++;
     context.increments.push({ side: "supply", key: slot.supplyKey, id: slot.supplyId, counts: RESPONSE });
   }
   if (seats.size === 0) return { status: 204 };
-  const body: BidResponse = {
-    id: context.request.id,
-    cur: currency,
-    seatbid: [...seats].map(([seat, bid]): SeatBid => (seat === "" ? { bid: bid as SeatBid["bid"] } : { seat, bid: bid as SeatBid["bid"] })),
-  };
+  const seatbid: SeatBid[] = [];
+  for (const [seat, bids] of seats) seatbid.push(seat === "" ? { bid: bids as SeatBid["bid"] } : { seat, bid: bids as SeatBid["bid"] });
+  const body: BidResponse = { id: context.request.id, cur: currency, seatbid };
   return { status: 200, body };
+}
+
+/**
+ * The winning bid as answered: the bidder's own fields in their order, nurl and lurl left out,
+ * price, adm and burl the exchange's (in the bid's place for each it had, else last). Copied
+ * field by field: the rest pattern and a spread with properties after it took V8's slow path
+ * (0.4–0.7 against 0.25–0.3 µs a bid, measured in one process).
+ */
+function answeredBid(bid: TextMarkupBid, price: number, adm: string, burl: string): Bid {
+  const out: Record<string, unknown> = {};
+  // for-in: a bid is a plain object of JSON.parse (or the lenient validator's copy), nothing enumerable inherited.
+  for (const name in bid) {
+    if (name === "nurl" || name === "lurl") continue;
+    // A field named __proto__ (JSON.parse makes it an own field) stays a field, as a spread kept it.
+    if (name === "__proto__") Object.defineProperty(out, name, { value: bid[name as keyof TextMarkupBid], enumerable: true, writable: true, configurable: true });
+    else out[name] = bid[name as keyof TextMarkupBid];
+  }
+  out.price = price;
+  out.adm = adm;
+  out.burl = burl;
+  return out as unknown as Bid;
 }

@@ -54,7 +54,7 @@ const POSITIONAL = 2;
 
 /** Seals claims into a token. */
 export function sealBillingToken(c: BillingClaims, ring: SealKeyRing): string {
-  return ring.seal(Buffer.from(JSON.stringify([POSITIONAL, c.jti, c.aid, c.iid, c.seat, c.px, c.cur, c.burl ?? null, c.k, c.exp]), "utf8"));
+  return ring.seal(JSON.stringify([POSITIONAL, c.jti, c.aid, c.iid, c.seat, c.px, c.cur, c.burl ?? null, c.k, c.exp]));
 }
 
 /** Positional claims as the object; tokens sealed as an object (before the positional form) pass as they are. */

@@ -3,9 +3,10 @@
  * `GET /events/billing` (the generated exchangePlugin) on a Fastify app and returns a handle to
  * close it and read its counters. `adxkit serve --bidders FILE` wires it with `loadBidders`.
  */
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from "fastify";
 import { exchangePlugin } from "@adxkit/bindings/fastify";
 import type { AuctionAccount } from "../accounts/auction-keys.js";
+import type { Admission } from "./auction-auth.js";
 import { Exchange, type ExchangeOptions } from "./exchange.js";
 import { parseBidRequestBody } from "./forward.js";
 import type { SealKeyRing } from "./token-seal.js";
@@ -49,20 +50,35 @@ export function registerExchange(app: FastifyInstance, options: ExchangeOptions)
   app.register(async (scope) => {
     await exchange.recover();
     await exchange.loadAuctionKeys();
+    /**
+     * After the key check (`admission` undefined for an open auction): the refusal, or a shed, is
+     * answered here and the request ends; else the request goes on (`done`) with its account.
+     */
+    const admitted = (request: FastifyRequest, reply: FastifyReply, admission: Admission | undefined, done: HookHandlerDoneFunction): void => {
+      if (admission !== undefined && "refusal" in admission) {
+        const { status, headers, body } = admission.refusal;
+        reply.code(status).headers(headers ?? {}).type("application/json; charset=utf-8").send(JSON.stringify(body));
+        return;
+      }
+      const shed = exchange.shedUnread();
+      if (shed !== undefined) {
+        reply.code(shed.status).headers(shed.headers ?? {}).send();
+        return;
+      }
+      if (admission !== undefined) accounts.set(request, admission.account);
+      done();
+    };
     // The auction's clock starts when the request arrives, before its body is read; so do
     // the check of its key (an unauthenticated caller costs no body read and no JSON parse) and
     // load shedding (an auction shed while the loop is behind costs little more than its answer).
-    scope.addHook("onRequest", async (request, reply) => {
+    // A callback hook, not an async one: an open auction (no key to look up) goes on in the same
+    // tick, without a promise and a microtask per request.
+    scope.addHook("onRequest", (request, reply, done) => {
       startedAt.set(request, exchange.arrivedAt());
-      if ((request.routeOptions.config as { operationId?: string }).operationId !== "auction") return;
-      const admission = await exchange.admit(request.headers.authorization, request.ip);
-      if (admission !== undefined && "refusal" in admission) {
-        const { status, headers, body } = admission.refusal;
-        return reply.code(status).headers(headers ?? {}).type("application/json; charset=utf-8").send(JSON.stringify(body));
-      }
-      const shed = exchange.shedUnread();
-      if (shed !== undefined) return reply.code(shed.status).headers(shed.headers ?? {}).send();
-      if (admission !== undefined) accounts.set(request, admission.account);
+      if ((request.routeOptions.config as { operationId?: string }).operationId !== "auction") return done();
+      const admitting = exchange.admit(request.headers.authorization, request.ip);
+      if (admitting === undefined) return admitted(request, reply, undefined, done);
+      admitting.then((admission) => admitted(request, reply, admission, done), done);
     });
     await scope.register(exchangePlugin, {
       lenient: options.lenient === true,

@@ -62,13 +62,15 @@ export class SealKeyRing {
     this.aad = new Map(keys.map((k) => [k.id, Buffer.from(k.id, "latin1")]));
   }
 
-  /** Seals bytes with the first key. */
-  seal(plaintext: Buffer): string {
+  /** Seals bytes, or a text as its UTF-8 bytes, with the first key. */
+  seal(plaintext: Buffer | string): string {
     const { id, key } = this.keys[0];
     const iv = nextIv();
     const cipher = createCipheriv("aes-256-gcm", key, iv);
     cipher.setAAD(this.aad.get(id)!);
-    const body = Buffer.concat([iv, cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
+    // A text goes to update() as it is: node:crypto encodes it, without a Buffer of its own first.
+    const sealed = typeof plaintext === "string" ? cipher.update(plaintext, "utf8") : cipher.update(plaintext);
+    const body = Buffer.concat([iv, sealed, cipher.final(), cipher.getAuthTag()]);
     return `${id}.${body.toString("base64url")}`;
   }
 

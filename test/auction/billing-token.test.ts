@@ -37,6 +37,13 @@ describe("billing token", () => {
     expect(openBillingToken(sealBillingToken(withoutBurl, ring), ring, 1_000)).toEqual({ ok: true, claims: withoutBurl, key });
   });
 
+  test("a text is sealed as its UTF-8 bytes, as the same text in a Buffer is", () => {
+    const text = '["é",1,"日本","\u{1F600}"]';
+    for (const sealed of [ring.seal(text), ring.seal(Buffer.from(text, "utf8"))]) {
+      expect(ring.open(sealed)).toEqual({ ok: true, plaintext: Buffer.from(text, "utf8") });
+    }
+  });
+
   test("is opaque: neither the price, the bidder's burl nor any claim can be read from it", () => {
     const token = sealBillingToken(claims, ring);
     const bytes = Buffer.from(token.split(".")[1], "base64url").toString("latin1");

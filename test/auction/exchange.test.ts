@@ -306,6 +306,16 @@ describe("the answer", () => {
     }
   });
 
+  test("the winning bid keeps the bidder's fields in its order, price and adm in their places, burl last; a field named __proto__ stays a field", async () => {
+    const protoField = JSON.parse('{"__proto__":{"note":1}}');
+    a.behave((r) => ({ body: answer(r, [{ ext: { z: 1 }, id: "bid-order", impid: "1", nurl: `${a.url}/win`, price: 2, adm: HTML, lurl: "https://l.example", crid: "cr-1", ...protoField, adomain: ["advertiser.example"] }]) }));
+    const res = await ex.auction(bannerRequest());
+    const won = res.body.seatbid[0].bid[0];
+    expect(Object.keys(won)).toEqual(["ext", "id", "impid", "price", "adm", "crid", "__proto__", "adomain", "burl"]);
+    expect(Object.getOwnPropertyDescriptor(won, "__proto__")?.value).toEqual({ note: 1 });
+    expect(won).toMatchObject({ ext: { z: 1 }, price: 0.51, adm: HTML });
+  });
+
   test("macros are replaced in adm", async () => {
     const adm = '<img src="https://t.example/i?a=${AUCTION_ID}&b=${AUCTION_BID_ID}&i=${AUCTION_IMP_ID}&s=${AUCTION_SEAT_ID}&ad=${AUCTION_AD_ID}&p=${AUCTION_PRICE}&c=${AUCTION_CURRENCY}&x=${AUCTION_LOSS}">';
     a.behave((r) => ({ body: answer(r, [bid(2, { adm, adid: "ad-7" })], { bidid: "resp-1" }) }));
