@@ -33,6 +33,20 @@ function fieldChecks(d: ReportDimensionModel): { fast: string; check: string } {
 
 const patternName = (d: ReportDimensionModel) => `PATTERN_${d.name.toUpperCase()}`;
 
+/**
+ * How a block's column holds a field of each model type, and the statement writing fact `r`'s
+ * field NAME as row `row` of it (writeFactRow): an hour as microseconds and a count as int64 (two
+ * 32-bit words, written by writeWords), a code as int32, a string as its int32 code in the load,
+ * money as a double. What DuckDB's hourly columns take byte for byte.
+ */
+const COLUMN_OF_TYPE: Record<string, { array: string; bytes: 4 | 8; write: string }> = {
+  hour: { array: "Int32Array", bytes: 8, write: "writeWords(c.NAME, row, coders.hour.micros(r.NAME));" },
+  string: { array: "Int32Array", bytes: 4, write: "c.NAME[row] = coders.text.NAME.code(r.NAME);" },
+  code: { array: "Int32Array", bytes: 4, write: "c.NAME[row] = r.NAME;" },
+  count: { array: "Int32Array", bytes: 8, write: "writeWords(c.NAME, row, r.NAME);" },
+  money: { array: "Float64Array", bytes: 8, write: "c.NAME[row] = r.NAME;" },
+};
+
 function sideView(report: ReportModel, side: SideModel) {
   const dimension = (name: string) => report.dimensions.find((d) => d.name === name)!;
   const letter = side.name[0];
@@ -52,8 +66,11 @@ function sideView(report: ReportModel, side: SideModel) {
     keyId: "`" + letter + side.key.map((name) => `\\u0000\${k.${name}}`).join("") + "`",
     encodeFields: side.key.map((name) => `k.${name}`).join(", "),
     countsAt: 1 + side.key.length,
-    // A fact's fields in order (key, then counters), each with its place in factFields' output.
-    fields: [...side.key, ...report.counters.map((c) => c.name)].map((name, index) => ({ name, index })),
+    // A fact's fields in order (key, then counters), each with how writeFactRow writes it.
+    fields: [...side.key.map((name) => ({ name, type: dimension(name).type as string })), ...report.counters].map(({ name, type }) => {
+      const column = COLUMN_OF_TYPE[type];
+      return { name, array: column.array, bytes: column.bytes, write: column.write.replaceAll("NAME", name) };
+    }),
     laterUnion: union(key.filter((k) => k.since > 1).map((k) => k.name)),
     counts: report.counters.map((c) => `c.${c.name} ?? 0`).join(", "),
     fastCheck: [...key.map((k) => k.fast), ...report.counters.map((c) => (c.type === "count" ? `isCount(r.${c.name})` : `isMoney(r.${c.name})`))].join(" &&\n    "),
@@ -115,6 +132,7 @@ export function emitReports(model: Model, render: Render): GeneratedFile[] {
     dimensionUnion: union(reportDimensions),
     filterUnion: union([...new Set(report.sides.flatMap((s) => s.filters))]),
     counterUnion: union(report.counters.map((c) => c.name)),
+    textDimensionUnion: union([...new Set(report.sides.flatMap((s) => s.key))].filter((name) => report.dimensions.find((d) => d.name === name)!.type === "string")),
     counters: report.counters,
     factKeyVersion: report.factKeyVersion,
     auctionKey: auctionKey.map((name) => `k.${name}`).join(", "),

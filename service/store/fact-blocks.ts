@@ -7,7 +7,7 @@
  * words, little-endian), a code as a 32-bit integer, money as a double, and a string as a 32-bit
  * code of the load's own (`LoadCode`), the block listing the strings it coded first.
  */
-import { FACT_FIELDS, factFields, factProblem, reportModel, type Fact, type Side } from "@adxkit/bindings/reports";
+import { FACT_FIELD_BYTES, FACT_FIELDS, factProblem, reportModel, writeFactRow, type Fact, type FactCoders, type FactColumns, type Side, type TextDimension } from "@adxkit/bindings/reports";
 
 /** How a field is held in a block. */
 export const Held = { Hour: 0, Text: 1, Code: 2, Count: 3, Money: 4 } as const;
@@ -56,10 +56,9 @@ export function blockLayout(capacity: number): BlockLayout {
   let byteOffset = 0;
   const sides = {} as Record<Side, BlockColumn[]>;
   for (const side of SIDES) {
-    sides[side] = FACT_FIELDS[side].map((field) => {
-      const held = heldOf(field);
-      const bytesPerRow = held === Held.Text || held === Held.Code ? 4 : 8;
-      const column = { field, held, byteOffset, bytesPerRow } as const;
+    sides[side] = FACT_FIELDS[side].map((field, at) => {
+      const bytesPerRow = FACT_FIELD_BYTES[side][at];
+      const column = { field, held: heldOf(field), byteOffset, bytesPerRow } as const;
       byteOffset += capacity * bytesPerRow;
       return column;
     });
@@ -67,86 +66,33 @@ export function blockLayout(capacity: number): BlockLayout {
   return { capacity, byteLength: byteOffset, sides };
 }
 
-const TWO_TO_32 = 2 ** 32;
-
-/**
- * A side's columns as typed arrays over a block's buffer, grouped by how each is written, each
- * with the place of its field in factFields' output: a row is written with no switch per column
- * (loops over plain arrays; the worker's time per fact is what a load waits for).
- */
-class SideWriter {
-  private readonly hourWords: Int32Array[] = [];
-  private readonly hourAt: number[] = [];
-  private readonly textWords: Int32Array[] = [];
-  private readonly textAt: number[] = [];
-  private readonly textCodes: Map<string, number>[] = [];
-  private readonly textFresh: string[][] = [];
-  private readonly codeWords: Int32Array[] = [];
-  private readonly codeAt: number[] = [];
-  private readonly countWords: Int32Array[] = [];
-  private readonly countAt: number[] = [];
-  private readonly moneyValues: Float64Array[] = [];
-  private readonly moneyAt: number[] = [];
-  rows = 0;
-
-  constructor(
-    buffer: ArrayBuffer,
-    columns: readonly BlockColumn[],
-    capacity: number,
-    loadCodes: ReadonlyMap<string, Map<string, number>>,
-    newStrings: Record<string, string[]>,
-    private readonly hourCache: HourCache,
-  ) {
-    columns.forEach((column, at) => {
-      if (column.held === Held.Money) {
-        this.moneyValues.push(new Float64Array(buffer, column.byteOffset, capacity));
-        this.moneyAt.push(at);
-        return;
-      }
-      const words = new Int32Array(buffer, column.byteOffset, (capacity * column.bytesPerRow) / 4);
-      if (column.held === Held.Hour) {
-        this.hourWords.push(words);
-        this.hourAt.push(at);
-      } else if (column.held === Held.Code) {
-        this.codeWords.push(words);
-        this.codeAt.push(at);
-      } else if (column.held === Held.Count) {
-        this.countWords.push(words);
-        this.countAt.push(at);
-      } else {
-        this.textWords.push(words);
-        this.textAt.push(at);
-        this.textCodes.push(loadCodes.get(column.field)!);
-        this.textFresh.push((newStrings[column.field] ??= []));
-      }
-    });
-  }
-
-  /** Writes one checked fact's fields (`values`, in FACT_FIELDS order) as the next row. */
-  write(values: readonly (string | number)[]): void {
-    const row = this.rows++;
-    for (let i = 0; i < this.hourAt.length; i++) writeInt64(this.hourWords[i], row, this.hourCache.micros(values[this.hourAt[i]] as string));
-    for (let i = 0; i < this.textAt.length; i++) {
-      const text = values[this.textAt[i]] as string;
-      const codes = this.textCodes[i];
-      let code = codes.get(text);
-      if (code === undefined) {
-        code = codes.size;
-        codes.set(text, code);
-        this.textFresh[i].push(text);
-      }
-      this.textWords[i][row] = code;
+/** A block's columns as typed arrays over its buffer, as writeFactRow (generated) takes them. */
+function columnsOf(buffer: ArrayBuffer, layout: BlockLayout): FactColumns {
+  const columns = {} as Record<Side, Record<string, Int32Array | Float64Array>>;
+  for (const side of SIDES) {
+    columns[side] = {};
+    for (const { field, held, byteOffset, bytesPerRow } of layout.sides[side]) {
+      columns[side][field] = held === Held.Money ? new Float64Array(buffer, byteOffset, layout.capacity) : new Int32Array(buffer, byteOffset, (layout.capacity * bytesPerRow) / 4);
     }
-    for (let i = 0; i < this.codeAt.length; i++) this.codeWords[i][row] = values[this.codeAt[i]] as number;
-    for (let i = 0; i < this.countAt.length; i++) writeInt64(this.countWords[i], row, values[this.countAt[i]] as number);
-    for (let i = 0; i < this.moneyAt.length; i++) this.moneyValues[i][row] = values[this.moneyAt[i]] as number;
   }
+  return columns as unknown as FactColumns;
 }
 
-/** A safe integer as two little-endian 32-bit halves: exact for every safe integer. */
-function writeInt64(words: Int32Array, row: number, value: number): void {
-  words[2 * row] = value >>> 0;
-  words[2 * row + 1] = Math.floor(value / TWO_TO_32);
+/** A string dimension's load codes: a string's place among those of the dimension the load has seen. */
+class LoadStrings {
+  private readonly codes = new Map<string, number>();
+  /** The strings the current block coded first (its `newStrings` entry). */
+  fresh: string[] = [];
+
+  code(text: string): number {
+    let code = this.codes.get(text);
+    if (code === undefined) {
+      code = this.codes.size;
+      this.codes.set(text, code);
+      this.fresh.push(text);
+    }
+    return code;
+  }
 }
 
 /** `date_hour` strings as microseconds since the epoch, once per distinct hour. */
@@ -175,23 +121,24 @@ class HourCache {
  */
 export class FactBlockEncoder {
   readonly layout: BlockLayout;
-  private readonly loadCodes = new Map<string, Map<string, number>>();
-  private readonly hourCache = new HourCache();
-  private readonly values: (string | number)[] = [];
+  private readonly coders: FactCoders = { hour: new HourCache(), text: {} as Record<TextDimension, LoadStrings> };
   private block: FactBlock | undefined;
-  private writers = {} as Record<Side, SideWriter>;
+  private columns: FactColumns | undefined;
+  private rows = {} as Record<Side, number>;
   private facts = 0;
 
   constructor(capacity: number) {
     this.layout = blockLayout(capacity);
-    for (const side of SIDES) for (const column of this.layout.sides[side]) if (column.held === Held.Text) this.loadCodes.set(column.field, new Map());
+    for (const side of SIDES) for (const column of this.layout.sides[side]) if (column.held === Held.Text) this.coders.text[column.field as TextDimension] = new LoadStrings();
   }
 
   /** Starts a block in `buffer` (one handed back, its old rows overwritten) or a new one. */
   start(buffer: ArrayBuffer = new ArrayBuffer(this.layout.byteLength)): void {
     if (buffer.byteLength !== this.layout.byteLength) throw new RangeError("a block's buffer has the wrong size");
     const block: FactBlock = { buffer, capacity: this.layout.capacity, rows: {} as Record<Side, number>, newStrings: {} };
-    for (const side of SIDES) this.writers[side] = new SideWriter(buffer, this.layout.sides[side], this.layout.capacity, this.loadCodes, block.newStrings, this.hourCache);
+    for (const [dimension, strings] of Object.entries(this.coders.text) as [TextDimension, LoadStrings][]) strings.fresh = block.newStrings[dimension] = [];
+    for (const side of SIDES) this.rows[side] = 0;
+    this.columns = columnsOf(buffer, this.layout);
     this.block = block;
     this.facts = 0;
   }
@@ -210,8 +157,7 @@ export class FactBlockEncoder {
   add(fact: Fact): string | undefined {
     const problem = factProblem(fact);
     if (problem) return problem;
-    factFields(fact, this.values);
-    this.writers[fact.side].write(this.values);
+    writeFactRow(fact, this.columns!, this.rows, this.coders);
     this.facts++;
     return undefined;
   }
@@ -220,7 +166,7 @@ export class FactBlockEncoder {
   take(): FactBlock {
     const block = this.block;
     if (!block) throw new Error("no block started");
-    for (const side of SIDES) block.rows[side] = this.writers[side].rows;
+    for (const side of SIDES) block.rows[side] = this.rows[side];
     this.block = undefined;
     return block;
   }

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { decodeIncrement, demandKeyOf, encodeAuctionKey, decodeAuctionKey, encodeDemandIncrement, encodeSupplyIncrement, FACT_FIELDS, FACT_KEY_VERSION, factFields, reportModel, supplyKeyOf, type Side } from "@adxkit/bindings/reports";
+import { decodeIncrement, demandKeyOf, encodeAuctionKey, decodeAuctionKey, encodeDemandIncrement, encodeSupplyIncrement, FACT_FIELD_BYTES, FACT_FIELDS, FACT_KEY_VERSION, reportModel, supplyKeyOf, writeFactRow, type Fact, type FactCoders, type FactColumns, type Side } from "@adxkit/bindings/reports";
 import { Exchange } from "../../service/auction/exchange.js";
 import { FactAggregator, SpoolVersionError } from "../../service/events/facts.js";
 import { Spool } from "../../service/events/spool.js";
@@ -81,15 +81,41 @@ describe("the codec", () => {
     );
   });
 
-  test("factFields writes a fact's key, then its counters, in the model's order, whatever the array held before", () => {
+  test("writeFactRow writes each field of a fact into its own column, as the model's type holds it, row after row", () => {
     for (const side of ["supply", "demand"] as Side[]) expect(FACT_FIELDS[side]).toEqual([...reportModel.sides[side].key, ...reportModel.counters.map((c) => c.name)]);
-    const out: (string | number)[] = [];
+    const capacity = 8;
+    const bigCounts = fc.record({ request: fc.maxSafeNat(), response: fc.maxSafeNat(), impression: fc.maxSafeNat(), revenue: fc.double({ min: 0, max: 1e12, noNaN: true }) });
     fc.assert(
-      fc.property(key, counts, fc.constantFrom<Side>("supply", "demand"), (k, c, side) => {
-        const fact = { side, ...(side === "supply" ? supplyKeyOf(k) : demandKeyOf(k)), ...c } as Parameters<typeof factFields>[0];
-        factFields(fact, out);
-        const record = fact as unknown as Record<string, string | number>;
-        expect(out.slice(0, FACT_FIELDS[side].length)).toEqual(FACT_FIELDS[side].map((name) => record[name]));
+      fc.property(fc.array(fc.tuple(key, bigCounts, fc.constantFrom<Side>("supply", "demand")), { minLength: 1, maxLength: capacity }), (drawn) => {
+        const columns = Object.fromEntries(
+          (["supply", "demand"] as Side[]).map((side) => [
+            side,
+            Object.fromEntries(FACT_FIELDS[side].map((name, at) => [name, reportModel.counters.find((c) => c.name === name)?.type === "money" ? new Float64Array(capacity) : new Int32Array((capacity * FACT_FIELD_BYTES[side][at]) / 4)])),
+          ]),
+        ) as unknown as FactColumns;
+        const seen = new Map<string, string[]>();
+        const coders = {
+          hour: { micros: (h: string) => Date.parse(`${h}Z`) * 1000 },
+          text: new Proxy({}, { get: (_, dimension: string) => ({ code: (t: string) => { const list = seen.get(dimension) ?? seen.set(dimension, []).get(dimension)!; return list.includes(t) ? list.indexOf(t) : list.push(t) - 1; } }) }),
+        } as FactCoders;
+        const rows = { supply: 0, demand: 0 };
+        const facts = drawn.map(([k, c, side]) => ({ side, ...(side === "supply" ? supplyKeyOf(k) : demandKeyOf(k)), ...c }) as Fact);
+        for (const fact of facts) writeFactRow(fact, columns, rows, coders);
+        const at = { supply: 0, demand: 0 };
+        for (const fact of facts) {
+          const row = at[fact.side]++;
+          const record = fact as unknown as Record<string, string | number>;
+          for (const name of FACT_FIELDS[fact.side]) {
+            const column = (columns[fact.side] as unknown as Record<string, Int32Array | Float64Array>)[name];
+            const type = reportModel.dimensions[name]?.type ?? reportModel.counters.find((c) => c.name === name)!.type;
+            const int64 = () => column[2 * row + 1] * 2 ** 32 + (column[2 * row] >>> 0);
+            if (type === "hour") expect(int64()).toBe(Date.parse(`${record[name]}Z`) * 1000);
+            else if (type === "count") expect(int64()).toBe(record[name]);
+            else if (type === "string") expect(seen.get(name)![column[row]]).toBe(record[name]);
+            else expect(column[row]).toBe(record[name]);
+          }
+        }
+        expect(rows).toEqual({ supply: at.supply, demand: at.demand });
       }),
       { numRuns: 200 },
     );
