@@ -84,13 +84,20 @@ class LoadStrings {
   /** The strings the current block coded first (its `newStrings` entry). */
   fresh: string[] = [];
 
+  /** The last string coded and its code: consecutive facts often share a string, and a comparison costs a fraction of a lookup. */
+  private last: string | undefined;
+  private lastCode = -1;
+
   code(text: string): number {
+    if (text === this.last) return this.lastCode;
     let code = this.codes.get(text);
     if (code === undefined) {
       code = this.codes.size;
       this.codes.set(text, code);
       this.fresh.push(text);
     }
+    this.last = text;
+    this.lastCode = code;
     return code;
   }
 }
@@ -99,7 +106,7 @@ class LoadStrings {
 class HourCache {
   private readonly values = new Map<string, number>();
   /** Facts mostly come hour by hour: the last hour is checked before the map. */
-  private last = "";
+  private last: string | undefined;
   private lastValue = 0;
   micros(dateHour: string): number {
     if (dateHour === this.last) return this.lastValue;

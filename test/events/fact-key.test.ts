@@ -107,7 +107,7 @@ describe("the codec", () => {
           const record = fact as unknown as Record<string, string | number>;
           for (const name of FACT_FIELDS[fact.side]) {
             const column = (columns[fact.side] as unknown as Record<string, Int32Array | Float64Array>)[name];
-            const type = reportModel.dimensions[name]?.type ?? reportModel.counters.find((c) => c.name === name)!.type;
+            const type: string = reportModel.dimensions[name]?.type ?? reportModel.counters.find((c) => c.name === name)!.type;
             const int64 = () => column[2 * row + 1] * 2 ** 32 + (column[2 * row] >>> 0);
             if (type === "hour") expect(int64()).toBe(Date.parse(`${record[name]}Z`) * 1000);
             else if (type === "count") expect(int64()).toBe(record[name]);
