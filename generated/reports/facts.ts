@@ -334,7 +334,8 @@ function writeWords(words: Int32Array, row: number, value: number): void {
 /**
  * Writes a checked fact as the next row of its side's columns (`rows`, counted up). A load writes
  * millions: each field is read by its own name and written to its own column, with no loop or
- * switch per field (the loops over fields this replaced cost a load's worker a third more).
+ * switch per field (loops over the columns grouped by kind took half as long again: 0.42–0.45
+ * against 0.28–0.31 s of CPU to check and write 1.1 M facts).
  */
 export function writeFactRow(r: Fact, columns: FactColumns, rows: Record<Side, number>, coders: FactCoders): void {
   if (r.side === "supply") {
