@@ -121,8 +121,12 @@ export function queryPayload(query: Record<string, unknown>, parameters: readonl
 /** A non-empty list of byte chunks. */
 const isChunkList = (body: unknown): body is readonly Uint8Array[] => Array.isArray(body) && body.length > 0 && body.every((chunk) => chunk instanceof Uint8Array);
 
-/** Chunk lists up to this size are sent joined into one buffer. */
-const JOIN_BELOW_BYTES = 64 * 1024;
+/**
+ * Chunk lists up to this size are sent joined into one buffer: measured here, joining cost less CPU
+ * than streaming up to 400-800 KB, streaming less from 1 MB (docs/benchmarks.md, "The read side,
+ * part four").
+ */
+const JOIN_BELOW_BYTES = 512 * 1024;
 
 function joinChunks(chunks: readonly Uint8Array[], length: number): Uint8Array {
   const joined = new Uint8Array(length);
@@ -195,7 +199,7 @@ export async function handleOperation(
     const length = output.body.reduce((sum, chunk) => sum + chunk.byteLength, 0);
     reply.type(output.headers?.["content-type"] ?? "application/octet-stream");
     // Large chunks go out in order without being joined first: a report's megabytes of rows are not
-    // copied once more on the event loop just to put the envelope around them. Small ones are
+    // copied once more on the event loop just to put the envelope around them. Smaller ones are
     // joined: one write, where a stream costs a few promise turns and a write per chunk.
     if (length <= JOIN_BELOW_BYTES) await reply.send(joinChunks(output.body, length));
     else await reply.header("content-length", length).send(chunkStream(output.body));
