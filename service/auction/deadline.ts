@@ -19,10 +19,6 @@ export const MIN_TMAX_MS: number = auctionRules.minTmaxMs;
 export const MAX_TMAX_MS: number = auctionRules.maxTmaxMs;
 /** An auction whose bidders would get less than this is not run (x-adxkit-auction shed-below-ms, overload.ts). */
 export const SHED_BELOW_MS: number = auctionRules.shedBelowMs;
-/** A request arriving while the event loop is more than this behind is shed unread (x-adxkit-auction shed-lag-ms, overload.ts). */
-export const SHED_LAG_MS: number = auctionRules.shedLagMs;
-/** ...and only while at least this many auctions run (x-adxkit-auction shed-min-running). */
-export const SHED_MIN_RUNNING: number = auctionRules.shedMinRunning;
 /** A winning bid's markup fetched from its nurl must arrive this long before tmax. */
 export const MARKUP_FETCH_SAFETY_MS = 2;
 

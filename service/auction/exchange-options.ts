@@ -11,7 +11,7 @@ import type { CircuitBreakerOptions } from "./circuit-breaker.js";
 import type { CurrencyConverter } from "./currency.js";
 import type { CallOutcome } from "./http-client.js";
 import type { NoticeOptions } from "./notices.js";
-import type { LagProbeOptions } from "./overload.js";
+import type { AdmissionOptions, LagProbeOptions } from "./overload.js";
 import type { SealKeyRing } from "./token-seal.js";
 
 /** Options of the exchange (registerExchange). */
@@ -56,12 +56,13 @@ export interface ExchangeOptions {
   noticeThread?: boolean;
   /**
    * Shed load instead of answering late (x-adxkit-auction overload, overload.ts): a request that
-   * arrives while the event loop is more than shed-lag-ms behind is answered 204 before its body
-   * is read (`shedUnread`); the loop's lag counts as spent time, and an auction left with less
-   * than shed-below-ms for its bidders is answered 204 at once; both counted overloaded. Off when
-   * absent; `adxkit serve` (startServer) turns it on. Tests pass the probe's clock.
+   * arrives while the auctions in flight are at the adaptive admission limit is answered 204
+   * before its body is read (`admitLoad`); the loop's lag counts as spent time, and an auction
+   * left with less than shed-below-ms for its bidders is answered 204 at once; both counted
+   * overloaded. Off when absent; `adxkit serve` (startServer) turns it on. Tests pass the lag
+   * probe's clock and the limit's rules (the spec's admission-* by default).
    */
-  loadShedding?: boolean | LagProbeOptions;
+  loadShedding?: boolean | (LagProbeOptions & { admission?: AdmissionOptions });
   /** How long close() waits for notices in flight (default 1000 ms). */
   closeGraceMs?: number;
   /**

@@ -20,7 +20,7 @@ import { bidResponse, type AnswerSettings } from "./bid-response.js";
 import { BillingCalls } from "./billing-calls.js";
 import { CircuitBreaker, type CircuitSnapshot } from "./circuit-breaker.js";
 import { CurrencyConverter } from "./currency.js";
-import { bidderBudget, DEFAULT_TMAX_MS, effectiveTmax, MARKUP_FETCH_SAFETY_MS, SHED_BELOW_MS, SHED_LAG_MS, SHED_MIN_RUNNING } from "./deadline.js";
+import { bidderBudget, DEFAULT_TMAX_MS, effectiveTmax, MARKUP_FETCH_SAFETY_MS, SHED_BELOW_MS } from "./deadline.js";
 import type { ExchangeOptions } from "./exchange-options.js";
 import { fanOut, type FanOutDeps } from "./fan-out.js";
 import { HttpClient } from "./http-client.js";
@@ -28,7 +28,7 @@ import { isSafeCpm, MAX_SAFE_CPM, toMicros } from "./money.js";
 import { NoticeOrigins } from "./notice-origins.js";
 import { NoticeThread } from "./notice-thread.js";
 import { NoticeSender } from "./notices.js";
-import { LoopLagProbe } from "./overload.js";
+import { AdmissionLimit, LoopLagProbe, type AdmissionTicket } from "./overload.js";
 import { ExchangeStats } from "./stats.js";
 import type { SealKeyRing } from "./token-seal.js";
 import { fetchMissingMarkup, pickWinners } from "./winners.js";
@@ -39,6 +39,7 @@ export type { ExchangeOptions } from "./exchange-options.js";
 const NO_CURRENCY_HEADERS: Readonly<Record<string, string>> = Object.freeze({ "x-adxkit-no-bid": "currency-unsupported" });
 /** The 204 of an auction not run (spec: the auction's 204, header x-adxkit-no-bid). */
 const SHED_HEADERS: Readonly<Record<string, string>> = Object.freeze({ "x-adxkit-no-bid": "overloaded" });
+const SHED_OUTPUT: OperationOutput = Object.freeze({ status: 204, headers: SHED_HEADERS });
 const noop = () => {};
 /** Resolves at the end of this event-loop turn: one setImmediate shared by every auction answering in the turn. */
 let turnEnd: Promise<void> | undefined;
@@ -80,8 +81,8 @@ export class Exchange {
   private readonly gate: AuctionGate | undefined;
   /** The event loop's lag, with load shedding on (overload.ts). */
   private readonly lag: LoopLagProbe | undefined;
-  /** Auctions between their handler's start and their answer. */
-  private running = 0;
+  /** The limit on auctions in flight, with load shedding on (overload.ts). */
+  private readonly admission: AdmissionLimit | undefined;
 
   constructor(private readonly options: ExchangeOptions) {
     this.logger = options.logger ?? silent;
@@ -146,6 +147,15 @@ export class Exchange {
     this.billingCalls = new BillingCalls(env, this.noticeQueue);
     const shedding = options.loadShedding;
     this.lag = shedding ? new LoopLagProbe(shedding === true ? {} : shedding) : undefined;
+    this.admission = shedding
+      ? new AdmissionLimit({
+          initial: auctionRules.admissionLimitInitial,
+          min: auctionRules.admissionLimitMin,
+          targetFraction: auctionRules.admissionTargetFraction,
+          decrease: auctionRules.admissionDecrease,
+          ...(shedding === true ? {} : shedding.admission),
+        })
+      : undefined;
   }
 
   /**
@@ -157,18 +167,24 @@ export class Exchange {
   }
 
   /**
-   * With load shedding, the answer to an auction request that arrives while the event loop is
-   * more than shed-lag-ms behind and at least shed-min-running auctions run: 204 at once, before
-   * its body is read (so it counts in no report, only as overloaded). Undefined when the request
-   * may be read. With fewer auctions running, a loop that far behind is a stall of the machine
-   * (a collection, another process), not this exchange's load: shedding would gain nothing.
+   * With load shedding, whether an auction request that arrived at `startedAt` may be read: a
+   * ticket while the auctions in flight are under the admission limit (hand it to `auction` and,
+   * once its answer has left, to `admissionDone`), else the 204 to answer at once, before its
+   * body is read (so it counts in no report, only as overloaded). Undefined without load shedding.
    */
-  shedUnread(): OperationOutput | undefined {
-    if (this.lag === undefined || this.running < SHED_MIN_RUNNING || this.lag.behindMs() <= SHED_LAG_MS) return undefined;
+  admitLoad(startedAt: number): AdmissionTicket | OperationOutput | undefined {
+    if (this.admission === undefined) return undefined;
+    const ticket = this.admission.admit(startedAt, this.defaultTmaxMs);
+    if (ticket !== undefined) return ticket;
     this.counters.auctions++;
     this.counters.overloaded++;
     this.counters.noBid++;
-    return { status: 204, headers: SHED_HEADERS };
+    return SHED_OUTPUT;
+  }
+
+  /** An admitted auction's answer has left (or its connection closed): the limit learns how long it took. */
+  admissionDone(ticket: AdmissionTicket): void {
+    this.admission?.done(ticket, performance.now() - ticket.startedAt);
   }
 
   /** How late the bidders' timers will fire, counted as spent (0 without load shedding). */
@@ -193,16 +209,7 @@ export class Exchange {
    * POST /openrtb2/auction. `startedAt` is performance.now() when the request arrived;
    * `account` the caller's, from `admit` (not needed for an open auction).
    */
-  async auction(input: OperationInput<BidRequest>, startedAt = performance.now(), account?: AuctionAccount): Promise<OperationOutput> {
-    this.running++;
-    try {
-      return await this.runAuction(input, startedAt, account);
-    } finally {
-      this.running--;
-    }
-  }
-
-  private async runAuction(input: OperationInput<BidRequest>, startedAt: number, account: AuctionAccount | undefined): Promise<OperationOutput> {
+  async auction(input: OperationInput<BidRequest>, startedAt = performance.now(), account?: AuctionAccount, ticket?: AdmissionTicket): Promise<OperationOutput> {
     this.counters.auctions++;
     if (this.gate !== undefined && account === undefined) {
       this.counters.auth.unauthorized++;
@@ -218,6 +225,7 @@ export class Exchange {
     const forbidden = account !== undefined ? this.gate!.publisherRefusal(request, account) : undefined;
     if (forbidden !== undefined) return forbidden;
     const tmax = effectiveTmax(request.tmax, this.defaultTmaxMs);
+    if (ticket !== undefined) ticket.tmaxMs = tmax;
     const currency = auctionCurrency(request, this.env.rates);
     const context = openAuction(this.env, request, currency ?? auctionRules.reportCurrency);
     if (context.slots.size === 0) {
@@ -331,6 +339,6 @@ export class Exchange {
   stats() {
     const circuits: Record<string, CircuitSnapshot> = {};
     for (const bidder of this.bidders) if (bidder.breaker !== undefined) circuits[bidder.config.id] = bidder.breaker.snapshot();
-    return { ...this.counters.snapshot(), circuits, notices: this.noticeQueue.stats(), facts: this.facts.stats(), spool: this.spool?.stats(), seenBillingTokens: this.billingCalls.seen };
+    return { ...this.counters.snapshot(), admission: this.admission?.snapshot(), circuits, notices: this.noticeQueue.stats(), facts: this.facts.stats(), spool: this.spool?.stats(), seenBillingTokens: this.billingCalls.seen };
   }
 }

@@ -9,6 +9,7 @@ import type { AuctionAccount } from "../accounts/auction-keys.js";
 import type { Admission } from "./auction-auth.js";
 import { Exchange, type ExchangeOptions } from "./exchange.js";
 import { parseBidRequestBody } from "./forward.js";
+import type { AdmissionTicket } from "./overload.js";
 import type { SealKeyRing } from "./token-seal.js";
 import type { CurrencyConverter } from "./currency.js";
 
@@ -39,6 +40,8 @@ export interface ExchangeHandle {
 const startedAt = new WeakMap<FastifyRequest, number>();
 /** The supply account each admitted auction request runs for (auction-auth.ts). */
 const accounts = new WeakMap<FastifyRequest, AuctionAccount>();
+/** Each admitted auction's place under the admission limit (load shedding, overload.ts). */
+const tickets = new WeakMap<FastifyRequest, AdmissionTicket>();
 
 /**
  * Registers the exchange's routes on `app` (in their own encapsulated context: the stub's JSON
@@ -60,17 +63,22 @@ export function registerExchange(app: FastifyInstance, options: ExchangeOptions)
         reply.code(status).headers(headers ?? {}).type("application/json; charset=utf-8").send(JSON.stringify(body));
         return;
       }
-      const shed = exchange.shedUnread();
-      if (shed !== undefined) {
-        reply.code(shed.status).headers(shed.headers ?? {}).send();
+      const load = exchange.admitLoad(startedAt.get(request)!);
+      if (load !== undefined && !("seq" in load)) {
+        reply.code(load.status).headers(load.headers ?? {}).send();
         return;
+      }
+      if (load !== undefined) {
+        tickets.set(request, load);
+        // 'close' comes once for every response: answered, failed or its connection gone.
+        reply.raw.once("close", () => exchange.admissionDone(load));
       }
       if (admission !== undefined) accounts.set(request, admission.account);
       done();
     };
     // The auction's clock starts when the request arrives, before its body is read; so do
     // the check of its key (an unauthenticated caller costs no body read and no JSON parse) and
-    // load shedding (an auction shed while the loop is behind costs little more than its answer).
+    // load shedding (an auction over the admission limit costs little more than its answer).
     // A callback hook, not an async one: an open auction (no key to look up) goes on in the same
     // tick, without a promise and a microtask per request.
     scope.addHook("onRequest", (request, reply, done) => {
@@ -86,7 +94,7 @@ export function registerExchange(app: FastifyInstance, options: ExchangeOptions)
       recommended: false,
       parseJson: parseBidRequestBody, // bidders get the caller's own text, tmax rewritten (forward.ts)
       handlers: {
-        auction: (input) => exchange.auction(input, startedAt.get(input.request), accounts.get(input.request)),
+        auction: (input) => exchange.auction(input, startedAt.get(input.request), accounts.get(input.request), tickets.get(input.request)),
         billingEvent: (input) => exchange.billing(input),
       },
     });

@@ -1,5 +1,5 @@
 /**
- * The event loop's lag, which decides load shedding (x-adxkit-auction overload, shed-lag-ms).
+ * Load shedding (x-adxkit-auction overload): the event loop's lag, and the admission limit below.
  * The exchange's clock starts when Fastify hands it a request, but an overloaded process reads
  * its sockets late: the bytes wait in the kernel while the loop answers other auctions, and
  * that time is invisible from inside the request. A timer measures it: it asks to run every
@@ -10,9 +10,8 @@
  * Two readings: `waitedMs`, the wait a request read now has had (the last tick's lateness, not a
  * peak kept over time: on a machine whose other processes take the cores now and then, a kept
  * peak would shed auctions that had not waited); and `behindMs`, how long the tick is overdue
- * right now, i.e. how far the current turn has run past its time. A request read once the turn
- * is shed-lag-ms behind is shed before its body is read: the auctions already admitted in the
- * turn fill it, and each more would push them all, and itself, past their deadlines.
+ * right now, i.e. how far the current turn has run past its time. Both are taken off the
+ * bidders' budget; what is admitted at all is the admission limit's decision.
  */
 
 /** The clock and timer the probe uses (injected in tests). */
@@ -71,5 +70,91 @@ export class LoopLagProbe {
 
   stop(): void {
     this.timer.stop();
+  }
+}
+
+/**
+ * Admission control (x-adxkit-auction overload, admission-*): a limit on the auctions in flight
+ * (admitted, not yet answered), adapted as TCP adapts its window (AIMD). A request over the
+ * limit is answered 204 `overloaded` before its body is read. An auction that answers later
+ * than admission-target-fraction of its tmax (counted from when it arrived: the loop's lag is
+ * in that time) cuts the limit by admission-decrease, once per window: auctions admitted before
+ * the cut were admitted under the old limit, so their lateness says nothing new. Each one
+ * answering in time while the limit binds adds 1/limit (one auction a window). Why a limit and
+ * not a lag threshold: in flight = throughput × time to answer, so a limit bounds the time an
+ * admitted auction takes (its work, and the wait of the requests read behind it), before the loop
+ * falls behind; a lag threshold trips only once the auctions already admitted are late.
+ */
+export interface AdmissionOptions {
+  /** The limit at start (admission-limit-initial). */
+  initial?: number;
+  /** The limit never goes below this (admission-limit-min): with fewer in flight, a slow answer is a stall of the machine, not load. */
+  min?: number;
+  /** An answer after this fraction of tmax cuts the limit (admission-target-fraction). */
+  targetFraction?: number;
+  /** What a cut multiplies the limit by (admission-decrease). */
+  decrease?: number;
+}
+
+/** One admitted auction, handed back to `AdmissionLimit.done` when its answer has left. */
+export interface AdmissionTicket {
+  /** Its place in the order of admissions. */
+  readonly seq: number;
+  /** When it arrived (performance.now() scale, the loop's lag taken off). */
+  readonly startedAt: number;
+  /** Its tmax once its body is read (the default until then). */
+  tmaxMs: number;
+}
+
+/** What `AdmissionLimit` reports (stats().admission, /metrics). */
+export interface AdmissionSnapshot {
+  limit: number;
+  inFlight: number;
+  /** Times the limit was cut. */
+  cuts: number;
+}
+
+/** The adaptive limit on auctions in flight; its measurements are handed in, so it reads no clock. */
+export class AdmissionLimit {
+  private limitValue: number;
+  private readonly min: number;
+  private readonly targetFraction: number;
+  private readonly decrease: number;
+  private inFlight = 0;
+  private admissions = 0;
+  /** Auctions admitted up to this one were admitted before the last cut. */
+  private cutAt = 0;
+  private cuts = 0;
+
+  constructor(rules: Required<AdmissionOptions>) {
+    this.min = rules.min;
+    this.limitValue = Math.max(rules.min, rules.initial);
+    this.targetFraction = rules.targetFraction;
+    this.decrease = rules.decrease;
+  }
+
+  /** A ticket when one more auction fits in the limit, else undefined (shed it). */
+  admit(startedAt: number, tmaxMs: number): AdmissionTicket | undefined {
+    if (this.inFlight >= Math.floor(this.limitValue)) return undefined;
+    this.inFlight++;
+    return { seq: ++this.admissions, startedAt, tmaxMs };
+  }
+
+  /** An admitted auction's answer left `elapsedMs` after it arrived: adapt the limit. */
+  done(ticket: AdmissionTicket, elapsedMs: number): void {
+    this.inFlight--;
+    if (elapsedMs > this.targetFraction * ticket.tmaxMs) {
+      if (ticket.seq <= this.cutAt) return;
+      this.limitValue = Math.max(this.min, this.limitValue * this.decrease);
+      this.cutAt = this.admissions;
+      this.cuts++;
+    } else if (2 * (this.inFlight + 1) >= this.limitValue) {
+      // Grow only while the limit binds (at least half of it in use): an idle exchange's limit says nothing.
+      this.limitValue += 1 / this.limitValue;
+    }
+  }
+
+  snapshot(): AdmissionSnapshot {
+    return { limit: Math.floor(this.limitValue), inFlight: this.inFlight, cuts: this.cuts };
   }
 }

@@ -3,8 +3,9 @@
 // minimum, the auction is answered 204 at once, its supply requests counted, no bidder called.
 // The stall is a synchronous busy loop in the test (the exchange shares this process), so its
 // length is a floor whatever the machine's speed: a slower machine only stalls longer.
-// A request arriving while the loop is more than shed-lag-ms behind is shed before its body is
-// read; those tests drive the lag probe's clock (overload.ts), so no timing decides them.
+// A request arriving while the auctions in flight are at the admission limit is shed before its
+// body is read; those tests hold that many auctions at the bidder and drive the lag probe's clock
+// (overload.ts), so no timing decides them.
 import { once } from "node:events";
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -70,7 +71,8 @@ beforeAll(async () => {
   shedding = await startExchange(bidders, { loadShedding: true });
   plain = await startExchange(bidders);
   lag = drivenClock();
-  driven = await startExchange(bidders, { loadShedding: lag.options });
+  // A small limit: the tests hold that many auctions at the bidder.
+  driven = await startExchange(bidders, { loadShedding: { ...lag.options, admission: { initial: 16, min: 16 } } });
 });
 afterAll(async () => {
   await shedding?.close();
@@ -127,7 +129,8 @@ async function whileRunning<T>(exchange: TestExchange, count: number, during: ()
   const held: (() => void)[] = [];
   const calls = bidder.requests.length;
   bidder.behave((r) => new Promise((resolve) => held.push(() => resolve({ body: answer(r, [bid(1.5)]) }))));
-  const running = Array.from({ length: count }, () => exchange.auction(bannerRequest()));
+  // Each on a connection of its own: a pool's connections would cap how many reach the exchange.
+  const running = Array.from({ length: count }, () => rawAuction(exchange, JSON.stringify(bannerRequest())));
   await eventually(async () => bidder.requests.length, (n) => n >= calls + count, undefined, `${count} auctions at the bidder`);
   try {
     return await during();
@@ -138,63 +141,63 @@ async function whileRunning<T>(exchange: TestExchange, count: number, during: ()
   }
 }
 
-describe("shedding before the body is read (shed-lag-ms, shed-min-running)", () => {
-  test("a request arriving while the loop is more than shed-lag-ms behind, with shed-min-running auctions running, is answered 204 overloaded unread: no bidder called, counted in no report", async () => {
+/** The admission limit of `exchange` now (it adapts: read it before holding that many auctions). */
+const limitOf = (exchange: TestExchange) => exchange.handle.stats().admission!.limit;
+
+describe("shedding before the body is read (admission-limit-*: the auctions in flight)", () => {
+  test("a request arriving while the auctions in flight are at the admission limit is answered 204 overloaded unread: no bidder called, counted in no report", async () => {
     await driven.handle.flushFacts();
     const requestsBefore = driven.sink.sum("request", { side: "supply" });
     const before = driven.handle.stats();
-    const [shed, calls] = await whileRunning(driven, auctionRules.shedMinRunning, async () => {
+    const limit = limitOf(driven);
+    const [shed, calls, inFlight] = await whileRunning(driven, limit, async () => {
       const calls = bidder.requests.length;
-      lag.behind(auctionRules.shedLagMs + 1);
+      const inFlight = driven.handle.stats().admission!.inFlight;
       const shed = await rawAuction(driven, JSON.stringify(bannerRequest()));
-      lag.lateTick(0);
-      return [shed, bidder.requests.length - calls];
+      return [shed, bidder.requests.length - calls, inFlight];
     });
+    expect(inFlight).toBe(limit);
     expect(shed).toEqual({ status: 204, noBid: "overloaded" });
     expect(calls).toBe(0);
     const after = driven.handle.stats();
-    expect([after.overloaded - before.overloaded, after.auctions - before.auctions]).toEqual([1, auctionRules.shedMinRunning + 1]);
+    expect([after.overloaded - before.overloaded, after.auctions - before.auctions]).toEqual([1, limit + 1]);
     await driven.handle.flushFacts();
     // The auctions that ran count their requests; the shed one, unread, does not.
-    expect(driven.sink.sum("request", { side: "supply" }) - requestsBefore).toBe(auctionRules.shedMinRunning);
+    expect(driven.sink.sum("request", { side: "supply" }) - requestsBefore).toBe(limit);
+    // Every admitted auction gave its place back once answered.
+    await eventually(async () => driven.handle.stats().admission!.inFlight, (n) => n === 0, undefined, "no auction in flight");
   });
 
   test("the body is not read: a malformed one is shed too, not answered 400", async () => {
     const before = driven.handle.stats();
-    const shed = await whileRunning(driven, auctionRules.shedMinRunning, async () => {
-      lag.behind(auctionRules.shedLagMs + 1);
-      const shed = await rawAuction(driven, "{not json");
-      lag.lateTick(0);
-      return shed;
-    });
+    const shed = await whileRunning(driven, limitOf(driven), () => rawAuction(driven, "{not json"));
     expect(shed).toEqual({ status: 204, noBid: "overloaded" });
     expect(driven.handle.stats().invalidRequests).toBe(before.invalidRequests);
   });
 
-  test("at shed-lag-ms behind, not more, the request is read and the auction runs", async () => {
-    const ran = await whileRunning(driven, auctionRules.shedMinRunning, async () => {
-      const calls = bidder.requests.length;
-      lag.behind(auctionRules.shedLagMs);
-      const answer = rawAuction(driven, JSON.stringify(bannerRequest()));
-      await eventually(async () => bidder.requests.length, (n) => n > calls, undefined, "the auction at the bidder");
-      lag.lateTick(0);
-      return { answer }; // not awaited here: the bidder answers once `during` is done
-    });
-    expect((await ran.answer).status).toBe(200);
-  });
-
-  test("with fewer than shed-min-running auctions running, a loop far behind is a stall, not load: the request is read and runs", async () => {
+  test("one under the limit, however far behind the loop is, the request is read and the auction runs", async () => {
     const before = driven.handle.stats();
-    const ran = await whileRunning(driven, auctionRules.shedMinRunning - 1, async () => {
+    const ran = await whileRunning(driven, limitOf(driven) - 1, async () => {
       const calls = bidder.requests.length;
-      lag.behind(auctionRules.shedLagMs + 100);
-      const answer = rawAuction(driven, JSON.stringify(bannerRequest()));
+      lag.behind(500); // a loop this far behind is no reason to shed by itself: the limit decides
+      const answer = rawAuction(driven, JSON.stringify(bannerRequest({ tmax: GENEROUS_TMAX })));
       await eventually(async () => bidder.requests.length, (n) => n > calls, undefined, "the auction at the bidder");
       lag.lateTick(0);
       return { answer }; // not awaited here: the bidder answers once `during` is done
     });
     expect((await ran.answer).status).toBe(200);
     expect(driven.handle.stats().overloaded).toBe(before.overloaded);
+  });
+
+  test("a place given back is taken again: after the held auctions answer, the next request runs", async () => {
+    const shed = await whileRunning(driven, limitOf(driven), () => rawAuction(driven, JSON.stringify(bannerRequest())));
+    expect(shed).toEqual({ status: 204, noBid: "overloaded" });
+    await eventually(async () => driven.handle.stats().admission!.inFlight, (n) => n === 0, undefined, "no auction in flight");
+    expect((await rawAuction(driven, JSON.stringify(bannerRequest()))).status).toBe(200);
+  });
+
+  test("without load shedding there is no limit: stats() has no admission", () => {
+    expect(plain.handle.stats().admission).toBeUndefined();
   });
 
   test("the loop's lag is taken out of the bidders' budget twice: the wait before the request was read, and the slip of their timers", async () => {

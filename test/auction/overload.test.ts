@@ -2,7 +2,7 @@
 // lateness until the next tick, and an overdue tick counts before it runs; how far the loop is
 // behind right now (what sheds a request unread) is only the overdue part.
 import { describe, expect, it } from "vitest";
-import { LoopLagProbe } from "../../service/auction/overload.js";
+import { AdmissionLimit, LoopLagProbe } from "../../service/auction/overload.js";
 import { manualLagClock } from "./helpers.js";
 
 function fakeClock() {
@@ -68,5 +68,74 @@ describe("LoopLagProbe", () => {
     expect([probe.waitedMs(), probe.behindMs()]).toEqual([80, 25]);
     t.run(0);
     expect([probe.waitedMs(), probe.behindMs()]).toEqual([25, 0]);
+  });
+});
+
+// The admission limit, driven by handed-in measurements (it reads no clock): what it admits,
+// when a late answer cuts it (once per window), and when answers in time raise it.
+describe("AdmissionLimit", () => {
+  const rules = { initial: 20, min: 4, targetFraction: 0.5, decrease: 0.5 };
+  const TMAX = 100; // target: answered within 50 ms
+  const fill = (limit: AdmissionLimit, n: number) => Array.from({ length: n }, () => limit.admit(0, TMAX));
+
+  it("admits up to its limit, refuses the next, and admits again once one answers", () => {
+    const limit = new AdmissionLimit(rules);
+    const tickets = fill(limit, 20);
+    expect(tickets.every((t) => t !== undefined)).toBe(true);
+    expect(limit.admit(0, TMAX)).toBeUndefined();
+    limit.done(tickets[0]!, 10);
+    expect(limit.admit(0, TMAX)).toBeDefined();
+    expect(limit.snapshot().inFlight).toBe(20);
+  });
+
+  it("a late answer cuts the limit once per window: auctions admitted before the cut do not cut it again", () => {
+    const limit = new AdmissionLimit(rules);
+    const early = fill(limit, 10);
+    limit.done(early[0]!, 51);
+    expect(limit.snapshot()).toMatchObject({ limit: 10, cuts: 1 });
+    for (const ticket of early.slice(1)) limit.done(ticket!, 80);
+    expect(limit.snapshot()).toMatchObject({ limit: 10, cuts: 1, inFlight: 0 });
+    // Admitted after the cut, still late: the cut was not enough, cut again.
+    limit.done(limit.admit(0, TMAX)!, 80);
+    expect(limit.snapshot()).toMatchObject({ limit: 5, cuts: 2 });
+  });
+
+  it("measures against each auction's own tmax", () => {
+    const limit = new AdmissionLimit(rules);
+    const ticket = limit.admit(0, TMAX)!;
+    ticket.tmaxMs = 200; // its body said tmax 200: 80 ms is in time
+    limit.done(ticket, 80);
+    expect(limit.snapshot().cuts).toBe(0);
+    limit.done(limit.admit(0, TMAX)!, 80);
+    expect(limit.snapshot().cuts).toBe(1);
+  });
+
+  it("never goes below its minimum", () => {
+    const limit = new AdmissionLimit(rules);
+    for (let i = 0; i < 10; i++) limit.done(limit.admit(0, TMAX)!, 1000);
+    expect(limit.snapshot()).toMatchObject({ limit: 4, cuts: 10 });
+    expect(fill(limit, 5).filter((t) => t !== undefined)).toHaveLength(4);
+  });
+
+  it("answers in time raise it by about one a window while it binds, and not while it idles", () => {
+    const limit = new AdmissionLimit(rules);
+    // Two in flight at a time, all in time: far below the limit, which stays.
+    for (let i = 0; i < 100; i++) {
+      const [a, b] = fill(limit, 2);
+      limit.done(a!, 10);
+      limit.done(b!, 10);
+    }
+    expect(limit.snapshot().limit).toBe(20);
+    // Kept full (each answer's place taken at once), 60 answers in time: about three windows of 20.
+    const inFlight = fill(limit, 20);
+    for (let i = 0; i < 60; i++) {
+      limit.done(inFlight.shift()!, 10);
+      for (let t = limit.admit(0, TMAX); t !== undefined; t = limit.admit(0, TMAX)) inFlight.push(t);
+    }
+    expect(limit.snapshot()).toMatchObject({ limit: 22, cuts: 0 });
+  });
+
+  it("starts no lower than its minimum", () => {
+    expect(new AdmissionLimit({ ...rules, initial: 1 }).snapshot().limit).toBe(4);
   });
 });

@@ -9,6 +9,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { auctionRules } from "@adxkit/bindings";
 import { PortUnavailableError, startServer, type RunningServer } from "../../service/server.js";
 import { openStore } from "../../service/store/index.js";
 import { answer, bannerRequest, bid, startFakeBidder, type FakeBidder } from "../auction/helpers.js";
@@ -105,6 +106,10 @@ describe("metrics", () => {
       expect(sample(text, series), series).toBeGreaterThanOrEqual(0);
     }
     expect(text).toContain("# TYPE adxkit_bidder_rejections_total counter");
+    // adxkit serve sheds load: its admission limit is at least the spec's minimum, nothing in flight now.
+    expect(sample(text, "adxkit_auction_admission_limit")).toBeGreaterThanOrEqual(auctionRules.admissionLimitMin);
+    expect(sample(text, "adxkit_auctions_in_flight")).toBe(0);
+    expect(text).toContain("# TYPE adxkit_auctions_overloaded_total counter");
   });
 
   test("lenient mode's changes are counted per rule for requests and per bidder for answers (adxkit serve --lenient)", async () => {
