@@ -16,14 +16,11 @@
  * A round of an exchange ends when its win notices in flight are done: the wait counts in its
  * time and CPU (a notice deferred past the round is still the exchange's work).
  * Bounded: per payload 2 s warm-up per target, then `--rounds` × `--duration` s per target.
- * Overload: then twice the exchange's measured banner rate is offered for `--overload-seconds`
- * (open loop, on up to 1,000 connections), to the exchange with its load shedding (as
- * `adxkit serve` runs it) and without: how many answers came after tmax + 10 ms, and how many
- * auctions were still run and answered in time, against the peak.
- * Run with `npx tsx bench/auction.ts` (`--duration S`, `--rounds N`, `--connections N`,
- * `--payloads banner,video`, `--targets bare,exchange,nospool,mainthread`, `--overload-seconds S`
- * (0: none) split into `--overload-rounds N` alternating rounds (default 2); ADXKIT_BENCH_CPU_PROF=DIR
- * profiles the target).
+ * Overload: then twice the exchange's measured banner rate is offered, open loop on up to 1,000
+ * keep-alive connections from a load generator in a process of its own (open-loop.ts), to the
+ * exchange with its load shedding (as `adxkit serve` runs it) and without, in alternating rounds:
+ * how many answers came after tmax + 10 ms, and how many auctions were still run and answered in
+ * time, against the peak. Each round lets the admission limit settle first (counted apart).
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -35,6 +32,7 @@ import Fastify from "fastify";
 import { Pool } from "undici";
 import { loadCompiled } from "./compiled.js";
 import { benchBidders, countingSink } from "./exchange-fixtures.js";
+import { addOverload, openLoop, type OpenLoopOptions, type OverloadResult } from "./open-loop.js";
 import { printTable } from "./table.js";
 import { mainThreadCpuMicros } from "./thread-cpu.js";
 
@@ -56,6 +54,19 @@ type Autocannon = (
   done: (error: Error | null, result: AutocannonResult) => void,
 ) => { on(event: "response", listener: (client: unknown, status: number, bytes: number, responseTime: number) => void): void };
 const autocannon = createRequire(import.meta.url)("autocannon") as Autocannon;
+
+const USAGE = `Usage: npx tsx bench/auction.ts [options]
+  --duration S          seconds per closed-loop round and target (4)
+  --rounds N            alternating closed-loop rounds (3)
+  --connections N       closed-loop connections (50)
+  --payloads LIST       banner,video,native,banner-bigint (all)
+  --targets LIST        bare,exchange,nospool,mainthread (all)
+  --overload-seconds S  measured seconds of the overload row, all rounds together (12; 0: none)
+  --overload-rounds N   alternating overload rounds, with and without shedding (2)
+  --overload-settle S   seconds each overload round runs before it is measured (1)
+  --overload-rate N     requests a second offered (0: twice the exchange's banner rate)
+  ADXKIT_BENCH_CPU_PROF=DIR profiles the target process.
+Example: npx tsx bench/auction.ts --payloads banner --targets bare,exchange --overload-rounds 4`;
 
 const self = fileURLToPath(import.meta.url);
 const role = process.argv[2];
@@ -230,107 +241,6 @@ function load(url: string, body: string, seconds: number, connections: number, l
   });
 }
 
-/** What an overload run saw: answers by status, those after the deadline, those run and answered in time. */
-interface OverloadResult {
-  offered: number;
-  answered: number;
-  late: number;
-  ranInTime: number;
-  shed: number;
-  /** Of the late answers, those that were auctions shed (the request reached the exchange late, or its answer was late to leave). */
-  lateShed: number;
-  errors: number;
-  /** Requests the load generator itself sent more than 10 ms after they were due, and its worst delay (ms): its own lag on a busy machine. */
-  sentLate: number;
-  sendLagMax: number;
-  /** Of the late answers, those to requests the load generator sent more than 10 ms late. */
-  lateSentLate: number;
-}
-
-/**
- * Offers `rate` requests per second for `seconds`, open loop (sent on schedule whatever the
- * answers, on up to `connections` connections, so that a slow server does not slow the offer down),
- * and sorts the answers: after tmax + 10 ms is late (thrown away by a caller); a 204 saying
- * x-adxkit-no-bid is an auction not run (shed); anything else in time is an auction run and
- * answered in time. Latency counts from the moment a request was due, so a request waiting for
- * a connection is late too. Bounded: the last requests get 5 s to answer.
- */
-async function overload(url: string, body: string, seconds: number, rate: number, connections: number, lateAfterMs: number): Promise<OverloadResult> {
-  const target = new URL(url);
-  const pool = new Pool(target.origin, { connections, keepAliveTimeout: 65_000, headersTimeout: 5_000, bodyTimeout: 5_000 });
-  const result: OverloadResult = { offered: rate, answered: 0, late: 0, ranInTime: 0, shed: 0, lateShed: 0, errors: 0, sentLate: 0, sendLagMax: 0, lateSentLate: 0 };
-  const requestBody = Buffer.from(body);
-  let pending = 0;
-  let drained: (() => void) | undefined;
-  // undici's dispatch, not request: the generator shares the machine's two cores with what it
-  // measures, and request's promise and body stream per answer cost it a lag of its own.
-  const send = (due: number, sentLate: boolean) => {
-    let status = 0;
-    let shed = false;
-    pending++;
-    const done = (error: boolean) => {
-      if (error) result.errors++;
-      else if (status !== 200 && status !== 204) result.errors++;
-      else {
-        result.answered++;
-        if (performance.now() - due > lateAfterMs) {
-          result.late++;
-          if (shed) result.lateShed++;
-          if (sentLate) result.lateSentLate++;
-        } else if (shed) result.shed++;
-        else result.ranInTime++;
-      }
-      if (--pending === 0) drained?.();
-    };
-    pool.dispatch(
-      { path: target.pathname, method: "POST", headers: { "content-type": "application/json" }, body: requestBody },
-      {
-        onRequestStart() {},
-        onResponseStart(_controller, statusCode, headers) {
-          status = statusCode;
-          shed = headers["x-adxkit-no-bid"] !== undefined;
-        },
-        onResponseData() {},
-        onResponseEnd: () => done(false),
-        onResponseError: () => done(true),
-      },
-    );
-  };
-  const started = performance.now();
-  let sent = 0;
-  while (performance.now() - started < seconds * 1000) {
-    // Every 5 ms, the requests that fell due since the last look.
-    const due = Math.floor(((performance.now() - started) / 1000) * rate);
-    for (; sent < due; sent++) {
-      const dueAt = started + (sent / rate) * 1000;
-      const lag = performance.now() - dueAt;
-      if (lag > 10) result.sentLate++;
-      result.sendLagMax = Math.max(result.sendLagMax, lag);
-      send(dueAt, lag > 10);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  await Promise.race([new Promise<void>((resolve) => (pending === 0 ? resolve() : (drained = resolve))), new Promise((resolve) => setTimeout(resolve, 5_000))]);
-  await pool.destroy();
-  return result;
-}
-
-/** Two overload runs of the same target, as one. */
-function addOverload(a: OverloadResult, b: OverloadResult): OverloadResult {
-  return {
-    offered: a.offered,
-    answered: a.answered + b.answered,
-    late: a.late + b.late,
-    ranInTime: a.ranInTime + b.ranInTime,
-    shed: a.shed + b.shed,
-    lateShed: a.lateShed + b.lateShed,
-    errors: a.errors + b.errors,
-    sentLate: a.sentLate + b.sentLate,
-    sendLagMax: Math.max(a.sendLagMax, b.sendLagMax),
-    lateSentLate: a.lateSentLate + b.lateSentLate,
-  };
-}
-
 /** The q-quantile of sorted numbers (nearest rank). */
 const quantile = (sorted: number[], q: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]);
 const ms = (n: number) => (Number.isNaN(n) ? "-" : n < 10 ? n.toFixed(1) : n.toFixed(0));
@@ -350,10 +260,13 @@ async function main(): Promise<void> {
   const kinds = list("--payloads", ["banner", "video", "native", "banner-bigint"]) as PayloadKind[];
   const targets = list("--targets", ["bare", "exchange", "nospool", "mainthread"]);
   const connections = argument("--connections", 50);
-  const overloadSeconds = argument("--overload-seconds", 8);
+  const overloadSeconds = argument("--overload-seconds", 12);
   const overloadRounds = Math.max(1, argument("--overload-rounds", 2));
+  const overloadSettle = argument("--overload-settle", 1);
+  const overloadRate = argument("--overload-rate", 0);
   const { child: bidderProcess, message: b } = await start(["--bidders-child"]);
   const { child: targetProcess, message: t } = await start(["--target-child", JSON.stringify(b.endpoints)], true);
+  const { child: loadProcess } = await start(["--load-child"]);
   /** A child's CPU time (all its threads) and its main thread's (when it tells), µs. */
   const cpuOf = async (child: ChildProcess): Promise<{ cpu: number; thread: number }> => {
     child.send({ cpu: true });
@@ -458,28 +371,37 @@ async function main(): Promise<void> {
     if (overloadSeconds > 0 && peakRow) {
       const peak = Number(peakRow[2]);
       const { body, tmax } = requestBody("banner");
-      const overloadRows = [["target", "offered req/s", "answered", `late > tmax+10 (${tmax + 10} ms)`, "run and answered in time /s", "vs peak", "shed (204 at once)", "of the late: shed", "errors", "load gen: sent > 10 ms late", "of the late: sent late", "its worst lag ms"]];
+      const rate = overloadRate > 0 ? overloadRate : Math.round(2 * peak);
+      const overloadRows = [["target", "offered req/s", "requests", "answered", `late > tmax+10 (${tmax + 10} ms)`, "run and answered in time /s", "vs peak", "shed (204 at once)", "of the late: shed", "errors", "load gen: sent > 10 ms late", "of the late: sent late", "its worst lag ms", "its CPU µs/req", "settling: late of answered", "admission limit at the end (cuts)"]];
       const variants = [["exchange (load shedding, as serve)", "exchange"], ["exchange without load shedding", "noshed"]] as const;
-      const totals = new Map(variants.map(([name]) => [name, { shedCounted: 0, result: undefined as OverloadResult | undefined }]));
+      const totals = new Map(variants.map(([name]) => [name, { shedCounted: 0, result: undefined as OverloadResult | undefined, limits: [] as string[] }]));
+      const perRound = overloadSeconds / overloadRounds;
       // Rounds take turns (with, without, with, …) so that a slow minute of the machine weighs on both alike.
       for (let round = 0; round < overloadRounds; round++) {
         for (const [name, key] of variants) {
           const url = key === "exchange" ? `${t.exchange}/openrtb2/auction` : `${t.noshed}/openrtb2/auction`;
           const before = (await statsOf(key)).overloaded ?? 0;
-          const r = await overload(url, body, overloadSeconds / overloadRounds, Number(process.env.OVERRATE ?? Math.round(2 * peak)), 1000, tmax + 10);
+          const run: OpenLoopOptions = { url, body, rate, seconds: perRound, settleSeconds: overloadSettle, connections: 1000, lateAfterMs: tmax + 10 };
+          loadProcess.send({ run });
+          const r: OverloadResult = await new Promise((resolve) => loadProcess.once("message", (m: { result: OverloadResult }) => resolve(m.result)));
           await noticesDrained(key);
           const total = totals.get(name)!;
-          total.shedCounted += ((await statsOf(key)).overloaded ?? 0) - before;
+          const after = await statsOf(key);
+          total.shedCounted += (after.overloaded ?? 0) - before;
+          if (after.admission) total.limits.push(`${after.admission.limit} (${after.admission.cuts})`);
           total.result = total.result === undefined ? r : addOverload(total.result, r);
         }
       }
-      for (const [name, { shedCounted, result: r }] of totals) {
+      for (const [name, { shedCounted, result: r, limits }] of totals) {
         if (r === undefined) continue;
         const inTimeRate = r.ranInTime / overloadSeconds;
-        overloadRows.push([name, String(r.offered), String(r.answered), String(r.late), inTimeRate.toFixed(0), `${((inTimeRate / peak) * 100).toFixed(0)}%`, String(shedCounted), String(r.lateShed), String(r.errors), String(r.sentLate), String(r.lateSentLate), r.sendLagMax.toFixed(0)]);
+        overloadRows.push([
+          name, String(r.offered), String(r.requests), String(r.answered), String(r.late), inTimeRate.toFixed(0), `${((inTimeRate / peak) * 100).toFixed(0)}%`, String(shedCounted), String(r.lateShed), String(r.errors),
+          String(r.sentLate), String(r.lateSentLate), r.sendLagMax.toFixed(0), (r.cpuMicros / (r.requests + r.settling.answered)).toFixed(0), `${r.settling.late} of ${r.settling.answered}`, limits.join(", ") || "-",
+        ]);
       }
       printTable(
-        `Overload: twice the exchange's banner rate above (${peak} req/s) offered for ${overloadSeconds} s (${overloadRounds} alternating rounds); goal 0 late, run in time ≥ 90 % of the peak`,
+        `Overload: ${rate} req/s offered (twice the exchange's banner rate above, ${peak} req/s, unless --overload-rate) for ${overloadSeconds} s measured, in ${overloadRounds} alternating rounds each after ${overloadSettle} s of settling; goal 0 late, run in time ≥ 90 % of the peak`,
         overloadRows,
       );
     }
@@ -497,9 +419,19 @@ async function main(): Promise<void> {
   } finally {
     targetProcess.disconnect();
     bidderProcess.disconnect();
+    loadProcess.disconnect();
   }
 }
 
-if (role === "--bidders-child") await bidders();
+/** Child: the overload row's load generator (open-loop.ts), one run per message. */
+function loadGenerator(): void {
+  process.on("message", (message: { run: OpenLoopOptions }) => void openLoop(message.run).then((result) => process.send!({ result })));
+  process.on("disconnect", () => process.exit(0));
+  process.send!({ ready: true });
+}
+
+if (process.argv.includes("--help")) process.stdout.write(`${USAGE}\n`);
+else if (role === "--bidders-child") await bidders();
+else if (role === "--load-child") loadGenerator();
 else if (role === "--target-child") await target(JSON.parse(process.argv[3]));
 else await main();

@@ -64,7 +64,7 @@ export const auctionRules = {
   "shedBelowMs": 20,
   "admissionLimitInitial": 64,
   "admissionLimitMin": 16,
-  "admissionTargetFraction": 0.5,
+  "admissionTargetFraction": 0.7,
   "admissionDecrease": 0.9,
   "defaultCurrency": "USD",
   "reportCurrency": "USD",

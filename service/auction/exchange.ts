@@ -240,8 +240,9 @@ export class Exchange {
       this.counters.currencyUnsupported++;
       output = { status: 204, headers: NO_CURRENCY_HEADERS };
     } else if (bidderBudget(tmax, performance.now() - startedAt + this.timerSlipMs()) < SHED_BELOW_MS) {
-      // Too late to run (the request waited unseen, overload.ts): answered at once, counted.
+      // Too late to run (the request waited unseen, overload.ts): answered at once, counted; the admission limit was too high.
       this.counters.overloaded++;
+      if (ticket !== undefined) ticket.tooLate = true;
       output = { status: 204, headers: SHED_HEADERS };
     } else {
       const sentAt = performance.now();

@@ -104,6 +104,8 @@ export interface AdmissionTicket {
   readonly startedAt: number;
   /** Its tmax once its body is read (the default until then). */
   tmaxMs: number;
+  /** Set when it waited too long unseen to be run (shed-below-ms): late, however soon it answers. */
+  tooLate?: boolean;
 }
 
 /** What `AdmissionLimit` reports (stats().admission, /metrics). */
@@ -143,7 +145,7 @@ export class AdmissionLimit {
   /** An admitted auction's answer left `elapsedMs` after it arrived: adapt the limit. */
   done(ticket: AdmissionTicket, elapsedMs: number): void {
     this.inFlight--;
-    if (elapsedMs > this.targetFraction * ticket.tmaxMs) {
+    if (ticket.tooLate === true || elapsedMs > this.targetFraction * ticket.tmaxMs) {
       if (ticket.seq <= this.cutAt) return;
       this.limitValue = Math.max(this.min, this.limitValue * this.decrease);
       this.cutAt = this.admissions;

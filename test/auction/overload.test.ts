@@ -110,6 +110,14 @@ describe("AdmissionLimit", () => {
     expect(limit.snapshot().cuts).toBe(1);
   });
 
+  it("an auction that waited too long unseen to be run cuts it, however soon its 204 left", () => {
+    const limit = new AdmissionLimit(rules);
+    const ticket = limit.admit(0, TMAX)!;
+    ticket.tooLate = true;
+    limit.done(ticket, 1);
+    expect(limit.snapshot()).toMatchObject({ limit: 10, cuts: 1 });
+  });
+
   it("never goes below its minimum", () => {
     const limit = new AdmissionLimit(rules);
     for (let i = 0; i < 10; i++) limit.done(limit.admit(0, TMAX)!, 1000);
