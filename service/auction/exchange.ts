@@ -152,7 +152,9 @@ export class Exchange {
           initial: auctionRules.admissionLimitInitial,
           min: auctionRules.admissionLimitMin,
           targetFraction: auctionRules.admissionTargetFraction,
+          lateShare: auctionRules.admissionLateShare,
           decrease: auctionRules.admissionDecrease,
+          increase: auctionRules.admissionIncrease,
           ...(shedding === true ? {} : shedding.admission),
         })
       : undefined;

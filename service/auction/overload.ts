@@ -75,25 +75,31 @@ export class LoopLagProbe {
 
 /**
  * Admission control (x-adxkit-auction overload, admission-*): a limit on the auctions in flight
- * (admitted, not yet answered), adapted as TCP adapts its window (AIMD). A request over the
- * limit is answered 204 `overloaded` before its body is read. An auction that answers later
- * than admission-target-fraction of its tmax (counted from when it arrived: the loop's lag is
- * in that time) cuts the limit by admission-decrease, once per window: auctions admitted before
- * the cut were admitted under the old limit, so their lateness says nothing new. Each one
- * answering in time while the limit binds adds 1/limit (one auction a window). Why a limit and
- * not a lag threshold: in flight = throughput × time to answer, so a limit bounds the time an
- * admitted auction takes (its work, and the wait of the requests read behind it), before the loop
- * falls behind; a lag threshold trips only once the auctions already admitted are late.
+ * (admitted, not yet answered). A request over it is answered 204 `overloaded` before its body is
+ * read. The limit is judged a window at a time, a window being as many answers as the limit, of
+ * auctions admitted since it last changed: when more than admission-late-share of them answered
+ * later than admission-target-fraction of their tmax (counted from when they arrived, so the
+ * loop's lag is in it), it is multiplied by admission-decrease; when none of that many came late
+ * and the limit bound (at least half of it in use), by admission-increase. Why a limit and not a
+ * lag threshold: in flight = throughput × time to answer, so a limit bounds the time an admitted
+ * auction takes (its work, and the wait of the requests read behind it) before the loop falls
+ * behind; a lag threshold trips only once the auctions already admitted are late. Why a share of
+ * a window: on a shared machine one auction in a hundred is late for reasons of its own (another
+ * process held the core), and cutting on each cut the limit far below what the exchange can hold.
  */
 export interface AdmissionOptions {
   /** The limit at start (admission-limit-initial). */
   initial?: number;
   /** The limit never goes below this (admission-limit-min): with fewer in flight, a slow answer is a stall of the machine, not load. */
   min?: number;
-  /** An answer after this fraction of tmax cuts the limit (admission-target-fraction). */
+  /** An answer after this fraction of its tmax is late (admission-target-fraction). */
   targetFraction?: number;
+  /** More than this share of a window late cuts the limit (admission-late-share). */
+  lateShare?: number;
   /** What a cut multiplies the limit by (admission-decrease). */
   decrease?: number;
+  /** What a window without a late answer multiplies the limit by, if it bound (admission-increase; at least +1). */
+  increase?: number;
 }
 
 /** One admitted auction, handed back to `AdmissionLimit.done` when its answer has left. */
@@ -119,41 +125,48 @@ export interface AdmissionSnapshot {
 /** The adaptive limit on auctions in flight; its measurements are handed in, so it reads no clock. */
 export class AdmissionLimit {
   private limitValue: number;
-  private readonly min: number;
-  private readonly targetFraction: number;
-  private readonly decrease: number;
+  private readonly rules: Required<AdmissionOptions>;
   private inFlight = 0;
   private admissions = 0;
-  /** Auctions admitted up to this one were admitted before the last cut. */
-  private cutAt = 0;
+  /** Auctions admitted up to this one were admitted under an earlier limit: their answers judge nothing. */
+  private changedAt = 0;
+  private window = { answers: 0, late: 0, bound: false };
   private cuts = 0;
 
   constructor(rules: Required<AdmissionOptions>) {
-    this.min = rules.min;
+    this.rules = rules;
     this.limitValue = Math.max(rules.min, rules.initial);
-    this.targetFraction = rules.targetFraction;
-    this.decrease = rules.decrease;
   }
 
   /** A ticket when one more auction fits in the limit, else undefined (shed it). */
   admit(startedAt: number, tmaxMs: number): AdmissionTicket | undefined {
     if (this.inFlight >= Math.floor(this.limitValue)) return undefined;
     this.inFlight++;
+    if (2 * this.inFlight >= this.limitValue) this.window.bound = true;
     return { seq: ++this.admissions, startedAt, tmaxMs };
   }
 
-  /** An admitted auction's answer left `elapsedMs` after it arrived: adapt the limit. */
+  /** An admitted auction's answer left `elapsedMs` after it arrived: count it in the window, judge the window when full. */
   done(ticket: AdmissionTicket, elapsedMs: number): void {
     this.inFlight--;
-    if (ticket.tooLate === true || elapsedMs > this.targetFraction * ticket.tmaxMs) {
-      if (ticket.seq <= this.cutAt) return;
-      this.limitValue = Math.max(this.min, this.limitValue * this.decrease);
-      this.cutAt = this.admissions;
+    if (ticket.seq <= this.changedAt) return;
+    const window = this.window;
+    window.answers++;
+    if (ticket.tooLate === true || elapsedMs > this.rules.targetFraction * ticket.tmaxMs) window.late++;
+    const size = Math.floor(this.limitValue);
+    if (window.late > this.rules.lateShare * size) {
+      this.change(Math.max(this.rules.min, this.limitValue * this.rules.decrease));
       this.cuts++;
-    } else if (2 * (this.inFlight + 1) >= this.limitValue) {
-      // Grow only while the limit binds (at least half of it in use): an idle exchange's limit says nothing.
-      this.limitValue += 1 / this.limitValue;
+    } else if (window.answers >= size) {
+      if (window.late === 0 && window.bound) this.change(Math.max(this.limitValue + 1, this.limitValue * this.rules.increase));
+      else this.change(this.limitValue);
     }
+  }
+
+  private change(limit: number): void {
+    this.limitValue = limit;
+    this.changedAt = this.admissions;
+    this.window = { answers: 0, late: 0, bound: 2 * this.inFlight >= limit };
   }
 
   snapshot(): AdmissionSnapshot {

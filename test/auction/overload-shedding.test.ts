@@ -90,8 +90,6 @@ describe("load shedding", () => {
     const after = shedding.handle.stats();
     expect(after.overloaded - before.overloaded).toBe(1);
     expect(after.noBid - before.noBid).toBe(1);
-    // It was admitted and answered long after its tmax: the admission limit was too high, and is cut.
-    expect(after.admission!.cuts - before.admission!.cuts).toBe(1);
     expect(bidder.requests.length).toBe(calls);
     await shedding.handle.flushFacts();
     expect(shedding.sink.sum("request", { side: "supply" })).toBeGreaterThanOrEqual(1);
