@@ -64,7 +64,7 @@ export const auctionRules = {
   "shedBelowMs": 20,
   "admissionLimitInitial": 64,
   "admissionLimitMin": 16,
-  "admissionTargetFraction": 0.6,
+  "admissionTargetFraction": 0.8,
   "admissionLateShare": 0.05,
   "admissionDecrease": 0.9,
   "admissionIncrease": 1.1,

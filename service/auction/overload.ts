@@ -79,8 +79,9 @@ export class LoopLagProbe {
  * read. The limit is judged a window at a time, a window being as many answers as the limit, of
  * auctions admitted since it last changed: when more than admission-late-share of them answered
  * later than admission-target-fraction of their tmax (counted from when they arrived, so the
- * loop's lag is in it), it is multiplied by admission-decrease; when none of that many came late
- * and the limit bound (at least half of it in use), by admission-increase. Why a limit and not a
+ * loop's lag is in it), it is multiplied by admission-decrease; when a whole window came with no
+ * more late than that and the limit bound (at least half of it in use), by admission-increase: it
+ * settles where about admission-late-share of the answers take admission-target-fraction of tmax. Why a limit and not a
  * lag threshold: in flight = throughput × time to answer, so a limit bounds the time an admitted
  * auction takes (its work, and the wait of the requests read behind it) before the loop falls
  * behind; a lag threshold trips only once the auctions already admitted are late. Why a share of
@@ -98,7 +99,7 @@ export interface AdmissionOptions {
   lateShare?: number;
   /** What a cut multiplies the limit by (admission-decrease). */
   decrease?: number;
-  /** What a window without a late answer multiplies the limit by, if it bound (admission-increase; at least +1). */
+  /** What a window with no more than the late share late multiplies the limit by, if it bound (admission-increase; at least +1). */
   increase?: number;
 }
 
@@ -158,7 +159,7 @@ export class AdmissionLimit {
       this.change(Math.max(this.rules.min, this.limitValue * this.rules.decrease));
       this.cuts++;
     } else if (window.answers >= size) {
-      if (window.late === 0 && window.bound) this.change(Math.max(this.limitValue + 1, this.limitValue * this.rules.increase));
+      if (window.bound) this.change(Math.max(this.limitValue + 1, this.limitValue * this.rules.increase));
       else this.change(this.limitValue);
     }
   }

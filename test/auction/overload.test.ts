@@ -150,10 +150,13 @@ describe("AdmissionLimit", () => {
     expect(limit.snapshot()).toMatchObject({ limit: 30, cuts: 0 });
   });
 
-  it("a window with a late answer or two, under the share, keeps it where it is", () => {
+  it("a window with a late answer or two, under the share, raises it too; one over the share cuts it", () => {
     const limit = new AdmissionLimit(rules);
     saturate(limit, 45, (i) => (i % 10 === 0 ? 80 : 10));
-    expect(limit.snapshot()).toMatchObject({ limit: 20, cuts: 0 });
+    expect(limit.snapshot()).toMatchObject({ limit: 30, cuts: 0 });
+    const cut = new AdmissionLimit(rules);
+    saturate(cut, 45, (i) => (i % 5 === 0 ? 80 : 10));
+    expect(cut.snapshot()).toMatchObject({ limit: 5, cuts: 2 }); // 20 → 10 → 5: a fifth late in each window
   });
 
   it("starts no lower than its minimum", () => {
