@@ -59,21 +59,15 @@ async function sendBlock(): Promise<void> {
   encoder.start(await nextBuffer());
 }
 
-/** Checks and encodes one fact (`where` numbers it if refused); whether the block is now full (send it first). */
-function encodeFact(fact: Fact, where: () => number): boolean {
-  if (stopped) return false;
-  const problem = encoder.add(fact);
-  if (problem) {
-    send({ type: "bad", line: where(), reason: problem });
-    stopped = true;
-    return false;
+/**
+ * Encodes an NDJSON source's facts, sending each block as it fills. The reader checked them
+ * (`parseFactLine`), reports each bad line itself and yields no fact after the first.
+ */
+async function encodeChecked(facts: Iterable<Fact>): Promise<void> {
+  for (const fact of facts) {
+    encoder.addChecked(fact);
+    if (encoder.full) await sendBlock();
   }
-  return encoder.full;
-}
-
-/** Encodes an NDJSON source's facts, sending each block as it fills; a refused fact is numbered by its line. */
-async function encode(facts: Iterable<Fact>, where: () => number): Promise<void> {
-  for (const fact of facts) if (encodeFact(fact, where)) await sendBlock();
 }
 
 /**
@@ -81,11 +75,15 @@ async function encode(facts: Iterable<Fact>, where: () => number): Promise<void>
  * costs a fraction of resuming a generator per fact), telling progress by facts.
  */
 async function encodeSeed(batches: Iterable<Fact[]>): Promise<void> {
-  const where = () => position;
   for (const batch of batches) {
     for (let i = 0; i < batch.length; i++) {
       if (++position % PROGRESS_EVERY === 0) hooks.onProgress!(position);
-      if (encodeFact(batch[i], where)) await sendBlock();
+      if (stopped) continue;
+      const problem = encoder.add(batch[i]);
+      if (problem) {
+        send({ type: "bad", line: position, reason: problem });
+        stopped = true;
+      } else if (encoder.full) await sendBlock();
     }
   }
 }
@@ -101,15 +99,14 @@ async function run(): Promise<void> {
   if ("seed" in source) await encodeSeed(generateSeedBatches(source.seed));
   else {
     const reader = new NdjsonFactReader(hooks);
-    const where = () => reader.line;
     try {
-      if ("ndjsonFile" in source) await encode(ndjsonFileFacts(source.ndjsonFile, reader), where);
+      if ("ndjsonFile" in source) await encodeChecked(ndjsonFileFacts(source.ndjsonFile, reader));
       else {
         for (let chunk = await nextChunk(); chunk !== null; chunk = await nextChunk()) {
-          await encode(reader.facts(new Uint8Array(chunk)), where);
+          await encodeChecked(reader.facts(new Uint8Array(chunk)));
           send({ type: "chunk-read" });
         }
-        await encode(reader.end(), where);
+        await encodeChecked(reader.end());
       }
     } catch (error) {
       // The bad lines were reported one by one as they were found.

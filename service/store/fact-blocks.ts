@@ -164,9 +164,14 @@ export class FactBlockEncoder {
   add(fact: Fact): string | undefined {
     const problem = factProblem(fact);
     if (problem) return problem;
+    this.addChecked(fact);
+    return undefined;
+  }
+
+  /** Writes a fact checked already (an NDJSON line's, by `factFromRecord`) into the started block. */
+  addChecked(fact: Fact): void {
     writeFactRow(fact, this.columns!, this.rows, this.coders);
     this.facts++;
-    return undefined;
   }
 
   /** The block filled so far; start another before adding more. */

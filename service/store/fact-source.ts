@@ -53,10 +53,20 @@ export class NdjsonFactReader {
       this.carry = this.carry ? Buffer.concat([this.carry, chunk]) : Uint8Array.from(chunk);
       return;
     }
-    const head = chunk.subarray(0, end);
-    const text = (this.carry ? Buffer.concat([this.carry, head]) : Buffer.from(head.buffer, head.byteOffset, head.byteLength)).toString("utf8");
+    let from = 0;
+    if (this.carry) {
+      // The carried bytes begin the line the chunk's first newline ends: only that line is joined
+      // to them (joining the whole chunk copied 4 MiB a chunk, a tenth of a load's worker time).
+      const first = chunk.indexOf(10);
+      const fact = this.take(Buffer.concat([this.carry, chunk.subarray(0, first)]).toString("utf8"));
+      this.carry = undefined;
+      if (fact) yield fact;
+      from = first + 1;
+    }
     // A copy: the caller may reuse the chunk's memory.
     this.carry = end + 1 < chunk.length ? Uint8Array.from(chunk.subarray(end + 1)) : undefined;
+    if (from > end) return;
+    const text = Buffer.from(chunk.buffer, chunk.byteOffset + from, end - from).toString("utf8");
     let start = 0;
     for (let newline = text.indexOf("\n"); newline !== -1; newline = text.indexOf("\n", start)) {
       const fact = this.take(text.slice(start, newline));
