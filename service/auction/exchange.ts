@@ -249,7 +249,10 @@ export class Exchange {
     } else {
       const sentAt = performance.now();
       // The bidders' timers will fire as late as the loop runs now: that slip is spent too.
-      await fanOut(this.fanOutDeps, context, sentAt, bidderBudget(tmax, sentAt - startedAt + this.timerSlipMs()));
+      const budget = bidderBudget(tmax, sentAt - startedAt + this.timerSlipMs());
+      await fanOut(this.fanOutDeps, context, sentAt, budget);
+      // The bidders' time is not the exchange's own: it must not cut the admission limit (overload.ts).
+      if (ticket !== undefined) ticket.biddersMs = Math.min(performance.now() - sentAt, budget);
       const winners = pickWinners(context);
       await fetchMissingMarkup(this.env, this.notices, context, winners, startedAt + tmax - MARKUP_FETCH_SAFETY_MS);
       output = bidResponse(this.env, this.answerSettings, context, winners);

@@ -77,11 +77,11 @@ export class LoopLagProbe {
  * Admission control (x-adxkit-auction overload, admission-*): a limit on the auctions in flight
  * (admitted, not yet answered). A request over it is answered 204 `overloaded` before its body is
  * read. The limit is judged a window at a time, a window being as many answers as the limit, of
- * auctions admitted since it last changed: when more than admission-late-share of them answered
- * later than admission-target-fraction of their tmax (counted from when they arrived, so the
- * loop's lag is in it), it is multiplied by admission-decrease; when a whole window came with no
+ * auctions admitted since it last changed: when more than admission-late-share of them spent more
+ * than admission-target-fraction of their tmax on their own (from when they arrived, so the loop's
+ * lag is in it, less the wait for their bidders: a slow bidder is not load), it is multiplied by admission-decrease; when a whole window came with no
  * more late than that and the limit bound (at least half of it in use), by admission-increase: it
- * settles where about admission-late-share of the answers take admission-target-fraction of tmax. Why a limit and not a
+ * settles where about admission-late-share of the auctions spend admission-target-fraction of tmax on their own. Why a limit and not a
  * lag threshold: in flight = throughput × time to answer, so a limit bounds the time an admitted
  * auction takes (its work, and the wait of the requests read behind it) before the loop falls
  * behind; a lag threshold trips only once the auctions already admitted are late. Why a share of
@@ -93,7 +93,7 @@ export interface AdmissionOptions {
   initial?: number;
   /** The limit never goes below this (admission-limit-min): with fewer in flight, a slow answer is a stall of the machine, not load. */
   min?: number;
-  /** An answer after this fraction of its tmax is late (admission-target-fraction). */
+  /** An auction that spent more than this fraction of its tmax on its own (bidders' wait excluded) is late (admission-target-fraction). */
   targetFraction?: number;
   /** More than this share of a window late cuts the limit (admission-late-share). */
   lateShare?: number;
@@ -111,6 +111,12 @@ export interface AdmissionTicket {
   readonly startedAt: number;
   /** Its tmax once its body is read (the default until then). */
   tmaxMs: number;
+  /**
+   * How long it waited for its bidders (at most their budget): not the exchange's own time, so not
+   * counted towards lateness. Without it, bidders that answer near their deadline (normal for
+   * DSPs across a network) or one slow bidder would cut the limit on an idle exchange.
+   */
+  biddersMs?: number;
   /** Set when it waited too long unseen to be run (shed-below-ms): late, however soon it answers. */
   tooLate?: boolean;
 }
@@ -147,13 +153,13 @@ export class AdmissionLimit {
     return { seq: ++this.admissions, startedAt, tmaxMs };
   }
 
-  /** An admitted auction's answer left `elapsedMs` after it arrived: count it in the window, judge the window when full. */
+  /** An admitted auction's answer left `elapsedMs` after it arrived: count it in the window (its bidders' wait taken off), judge the window when full. */
   done(ticket: AdmissionTicket, elapsedMs: number): void {
     this.inFlight--;
     if (ticket.seq <= this.changedAt) return;
     const window = this.window;
     window.answers++;
-    if (ticket.tooLate === true || elapsedMs > this.rules.targetFraction * ticket.tmaxMs) window.late++;
+    if (ticket.tooLate === true || elapsedMs - (ticket.biddersMs ?? 0) > this.rules.targetFraction * ticket.tmaxMs) window.late++;
     const size = Math.floor(this.limitValue);
     if (window.late > this.rules.lateShare * size) {
       this.change(Math.max(this.rules.min, this.limitValue * this.rules.decrease));

@@ -152,7 +152,7 @@ export class ServerMetrics {
     counter("adxkit_auctions_overloaded_total", "Auctions answered 204 at once, x-adxkit-no-bid: overloaded: the auctions in flight were at the admission limit (body unread), or the wait left the bidders less than shed-below-ms", [], (s) => [[{}, s.overloaded]]);
     gauge("adxkit_auction_admission_limit", "How many auctions may be in flight before the next request is shed unread (adaptive: x-adxkit-auction overload)", [], (s) => (s.admission ? [[{}, s.admission.limit]] : []));
     gauge("adxkit_auctions_in_flight", "Auctions admitted and not yet answered (under load shedding)", [], (s) => (s.admission ? [[{}, s.admission.inFlight]] : []));
-    counter("adxkit_auction_admission_cuts_total", "Times an auction answered after admission-target-fraction of its tmax cut the admission limit", [], (s) => (s.admission ? [[{}, s.admission.cuts]] : []));
+    counter("adxkit_auction_admission_cuts_total", "Times auctions that spent more than admission-target-fraction of their tmax on their own (bidders' wait excluded) cut the admission limit", [], (s) => (s.admission ? [[{}, s.admission.cuts]] : []));
     counter("adxkit_auctions_currency_unsupported_total", "Auctions answered 204 at once: no currency of the request's cur converts to the reports' currency", [], (s) => [[{}, s.currencyUnsupported]]);
     counter("adxkit_auction_imps_total", "Imps offered in valid bid requests, and imps won", ["result"], (s) => [
       [{ result: "offered" }, s.impsOffered],

@@ -212,3 +212,32 @@ describe("shedding before the body is read (admission-limit-*: the auctions in f
   });
 
 });
+
+// The bidders' time is not the exchange's own: bidders answering near their deadline (normal for
+// DSPs across a network) or a slow bidder must not cut the admission limit of an idle exchange.
+// The auctions below run to their bidders' budget (tmax 1000: 900 ms), past 80 % of their tmax
+// from arrival; only a stall of over 800 ms of the exchange's own would make one late.
+describe("a slow bidder is not load", () => {
+  test("auctions that wait for their bidders up to the budget do not cut the admission limit", async () => {
+    const slow = await startFakeBidder((r) => ({ delayMs: 1500, body: answer(r, [bid(1.5)]) }));
+    const exchange = await startExchange([{ id: "slow", endpoint: slow.endpoint, seat: "s" }], {
+      loadShedding: { admission: { initial: 4, min: 2, targetFraction: 0.8, lateShare: 0, decrease: 0.5 } },
+    });
+    try {
+      const started = performance.now();
+      const answers = await Promise.all(Array.from({ length: 4 }, () => rawAuction(exchange, JSON.stringify(bannerRequest({ tmax: 1000 })))));
+      // Each waited its bidder's whole budget (so, from arrival, past 80 % of its tmax)...
+      expect(performance.now() - started).toBeGreaterThanOrEqual(800);
+      expect(answers.map((a) => a.status)).toEqual([204, 204, 204, 204]);
+      expect(slow.requests).toHaveLength(4);
+      // ...and a whole window of them neither cut the limit nor shed anything.
+      await eventually(async () => exchange.handle.stats().admission!.inFlight, (n) => n === 0, undefined, "no auction in flight");
+      expect(exchange.handle.stats().admission).toMatchObject({ cuts: 0 });
+      expect(exchange.handle.stats().admission!.limit).toBeGreaterThanOrEqual(4);
+      expect(exchange.handle.stats().overloaded).toBe(0);
+    } finally {
+      await exchange.close();
+      await slow.close();
+    }
+  });
+});

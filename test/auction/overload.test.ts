@@ -120,6 +120,18 @@ describe("AdmissionLimit", () => {
     expect(limit.snapshot().cuts).toBe(1);
   });
 
+  it("the time an auction waited for its bidders is not its own: only the rest counts towards lateness", () => {
+    const limit = new AdmissionLimit({ ...rules, lateShare: 0 });
+    const waited = limit.admit(0, TMAX)!;
+    waited.biddersMs = 45; // 80 ms in all, 35 of them the exchange's own: in time
+    limit.done(waited, 80);
+    expect(limit.snapshot().cuts).toBe(0);
+    const own = limit.admit(0, TMAX)!;
+    own.biddersMs = 25; // 80 ms in all, 55 of them its own: late
+    limit.done(own, 80);
+    expect(limit.snapshot().cuts).toBe(1);
+  });
+
   it("an auction that waited too long unseen to be run counts late, however soon its 204 left", () => {
     const limit = new AdmissionLimit({ ...rules, lateShare: 0 });
     const ticket = limit.admit(0, TMAX)!;
