@@ -9,7 +9,6 @@
 import { once } from "node:events";
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { auctionRules } from "@adxkit/bindings";
 import { answer, bannerRequest, bid, eventually, GENEROUS_TMAX, manualLagClock, startExchange, startFakeBidder, type FakeBidder, type TestExchange } from "./helpers.js";
 
 /** Keeps this process's event loop busy for `ms` (nothing else runs meanwhile). */
