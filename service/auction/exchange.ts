@@ -39,6 +39,7 @@ export type { ExchangeOptions } from "./exchange-options.js";
 const NO_CURRENCY_HEADERS: Readonly<Record<string, string>> = Object.freeze({ "x-adxkit-no-bid": "currency-unsupported" });
 /** The 204 of an auction not run (spec: the auction's 204, header x-adxkit-no-bid). */
 const SHED_HEADERS: Readonly<Record<string, string>> = Object.freeze({ "x-adxkit-no-bid": "overloaded" });
+/** The answer to an auction shed, unread or too late to run (never changed after: frozen). */
 const SHED_OUTPUT: OperationOutput = Object.freeze({ status: 204, headers: SHED_HEADERS });
 const noop = () => {};
 /** Resolves at the end of this event-loop turn: one setImmediate shared by every auction answering in the turn. */
@@ -245,7 +246,7 @@ export class Exchange {
       // Too late to run (the request waited unseen, overload.ts): answered at once, counted; the admission limit was too high.
       this.counters.overloaded++;
       if (ticket !== undefined) ticket.tooLate = true;
-      output = { status: 204, headers: SHED_HEADERS };
+      output = SHED_OUTPUT;
     } else {
       const sentAt = performance.now();
       // The bidders' timers will fire as late as the loop runs now: that slip is spent too.
