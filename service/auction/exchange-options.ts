@@ -48,6 +48,11 @@ export interface ExchangeOptions {
   maxBodyBytes?: number;
   /** Connections per bidder origin (default 128). */
   connectionsPerBidder?: number;
+  /**
+   * How long a bid call past its deadline may still answer (read and thrown away) before its
+   * connection is closed (default x-adxkit-auction late-answer-grace-ms; tests change it).
+   */
+  lateAnswerGraceMs?: number;
   notices?: NoticeOptions;
   /**
    * Send win and billing notices from a worker thread (notice-thread.ts), off the event loop

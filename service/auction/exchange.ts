@@ -142,6 +142,7 @@ export class Exchange {
       bidders: this.bidders,
       http: this.http,
       onAnswer: (context, bidder, sent, outcome, budgetMs) => answerArrived(env, context, bidder, sent, outcome, budgetMs),
+      lateAnswerGraceMs: options.lateAnswerGraceMs ?? auctionRules.lateAnswerGraceMs,
       onBidderCall: options.onBidderCall,
     };
     this.answerSettings = { publicUrl: options.publicUrl.replace(/\/+$/, ""), billingTtlMs: options.billingTtlMs ?? auctionRules.billingTokenTtlMs, noticeQueue: this.noticeQueue };

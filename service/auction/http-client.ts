@@ -79,7 +79,8 @@ const noBody: WantsBody = () => false;
 /**
  * A dispatch handler that collects a wanted body up to `maxBytes` and reports once, through
  * `finish`: at the end of the body, as soon as the status says the body is not wanted, when
- * the body passes the cap (then the connection is aborted), on error, or on `abort`.
+ * the body passes the cap (then the connection is aborted), on error, on `abort`, or on `expire`
+ * (then the exchange still reads what comes, up to the cap, and throws it away).
  */
 class CappedBody implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | undefined;
@@ -88,6 +89,10 @@ class CappedBody implements Dispatcher.DispatchHandler {
   private status = 0;
   private collecting = false;
   private done = false;
+  /** undici is done with the call (its answer read, or failed): its connection is back in the pool, or gone. */
+  private settled = false;
+  /** Told when an expired call's answer has been read in full (its connection kept). */
+  private lateAnswered: (() => void) | undefined;
 
   constructor(
     private readonly maxBytes: number,
@@ -108,17 +113,31 @@ class CappedBody implements Dispatcher.DispatchHandler {
   abort(reason: string): void {
     const error = new CallAborted(reason);
     this.end({ error });
-    this.controller?.abort(error);
+    if (!this.settled) this.controller?.abort(error);
+  }
+
+  /**
+   * Ends the call now with `CallAborted(reason)` like `abort`, but leaves its HTTP exchange
+   * running: an answer that comes later is read (up to the cap) and thrown away, and its
+   * keep-alive connection stays in the pool (`lateAnswered` is told). True when the exchange is
+   * still running: `abort` ends it for good. A call still queued in the pool is never sent.
+   */
+  expire(reason: string, lateAnswered?: () => void): boolean {
+    if (this.done) return false;
+    this.end({ error: new CallAborted(reason) });
+    if (this.settled || this.controller === undefined) return false;
+    this.lateAnswered = lateAnswered;
+    return true;
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
-    // Aborted while queued in the pool: never send it.
+    // Aborted or expired while queued in the pool: never send it.
     if (this.done) controller.abort(new CallAborted("aborted before it was sent"));
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: Record<string, string | string[] | undefined>): void {
-    if (status < 200 || this.done) return; // 1xx: informational, the real status follows
+    if (status < 200 || this.done) return; // 1xx: informational, the real status follows; an expired call's answer is only drained
     this.status = status;
     this.sawHeaders?.(headers);
     if (!this.wantsBody(status)) {
@@ -136,6 +155,12 @@ class CappedBody implements Dispatcher.DispatchHandler {
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.lateAnswered !== undefined) {
+      // An expired call's answer: drained to keep the connection, up to the cap like any answer.
+      this.size += chunk.length;
+      if (this.size > this.maxBytes) controller.abort(new CallAborted("late body over the cap"));
+      return;
+    }
     if (!this.collecting || this.done) return;
     this.size += chunk.length;
     if (this.size > this.maxBytes) {
@@ -147,20 +172,31 @@ class CappedBody implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
-    if (this.done) return;
+    this.settled = true;
+    if (this.done) {
+      this.lateAnswered?.();
+      return;
+    }
     const chunks = this.chunks;
     const text = !this.collecting ? undefined : chunks.length === 1 ? chunks[0].toString("utf8") : Buffer.concat(chunks, this.size).toString("utf8");
     this.end({ status: this.status, text });
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.settled = true;
     this.end({ error });
   }
 }
 
-/** A bid request in flight: `expire` counts it as a timeout (the deadline passed) and drops it. */
+/**
+ * A bid request in flight. `expire` counts it as a timeout (the deadline passed) but lets its
+ * answer come, so that the connection is not closed (a new one costs both sides a connect and
+ * more CPU than a late answer's read); it returns true when the call is still running, and
+ * `abort` then ends it for good (a bidder that does not answer at all).
+ */
 export interface BidCall {
-  expire(detail: string): void;
+  expire(detail: string, lateAnswered?: () => void): boolean;
+  abort(detail: string): void;
 }
 
 export interface HttpClientOptions {
@@ -267,7 +303,7 @@ export class HttpClient {
     } catch (error) {
       handler.onResponseError(undefined as never, error as Error);
     }
-    return { expire: (detail) => handler.abort(detail) };
+    return handler;
   }
 
   /**

@@ -15,6 +15,8 @@ export interface BidderCounters {
   wins: number;
   /** Timeouts not charged to the circuit breaker: the bidder had less than its timeout_ms (or the floor). */
   timeoutsNotCharged: number;
+  /** Answers that came after their call's deadline (counted as timeouts) and were read only to keep the connection. */
+  lateAnswers: number;
   faults: Partial<Record<AuctionRejection, number>>;
   rejections: Partial<Record<AuctionRejection, number>>;
   /** What lenient mode dropped or normalised in its answers, per rule. */
@@ -52,7 +54,7 @@ export class ExchangeStats {
   bidder(id: string): BidderCounters {
     let counters = this.bidders.get(id);
     if (counters === undefined) {
-      counters = { requests: 0, answers: 0, noBids: 0, bids: 0, validBids: 0, wins: 0, timeoutsNotCharged: 0, faults: {}, rejections: {}, lenient: {} };
+      counters = { requests: 0, answers: 0, noBids: 0, bids: 0, validBids: 0, wins: 0, timeoutsNotCharged: 0, lateAnswers: 0, faults: {}, rejections: {}, lenient: {} };
       this.bidders.set(id, counters);
     }
     return counters;

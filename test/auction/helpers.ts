@@ -25,6 +25,8 @@ export interface FakeAction {
   reset?: boolean;
   /** Never answer. */
   hang?: boolean;
+  /** Answer once this settles (an answer the test keeps back as long as it needs). */
+  hold?: Promise<unknown>;
 }
 
 export type FakeBehaviour = (request: any, calls: number) => FakeAction | Promise<FakeAction>;
@@ -44,6 +46,8 @@ export interface FakeBidder {
   winAnswer: { status: number; body?: string; delayMs?: number; headers?: Record<string, string>; hold?: Promise<unknown> };
   /** Set what GET /bill answers. */
   billAnswer: { status: number };
+  /** Connections accepted, and those closed since. */
+  connections: { opened: number; closed: number };
   behave(behaviour: FakeBehaviour): void;
   close(): Promise<void>;
 }
@@ -58,11 +62,17 @@ export async function startFakeBidder(behaviour: FakeBehaviour = () => ({ status
     bills: [],
     winAnswer: { status: 200 },
     billAnswer: { status: 200 },
+    connections: { opened: 0, closed: 0 },
   };
+  app.server.on("connection", (socket) => {
+    fake.connections!.opened++;
+    socket.once("close", () => fake.connections!.closed++);
+  });
   app.post("/bid", async (request: FastifyRequest, reply: FastifyReply) => {
     fake.requests.push(request.body);
     const action = await current(request.body, fake.requests.length);
     if (action.delayMs) await sleep(action.delayMs);
+    if (action.hold) await action.hold;
     if (action.reset) {
       reply.hijack();
       request.raw.socket.destroy();
