@@ -17,7 +17,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadBindings, loadCompiled } from "./compiled.js";
-import { benchBidders, countingSink } from "./exchange-fixtures.js";
+import { BENCH_RATES, benchBidders, countingSink } from "./exchange-fixtures.js";
 import { printTable } from "./table.js";
 
 const { Exchange } = await loadCompiled<typeof import("../service/auction/exchange.js")>("service/auction/exchange.js");
@@ -25,8 +25,6 @@ const { parseBidRequestBody } = await loadCompiled<typeof import("../service/auc
 const { SealKeyRing, sealKey } = await loadCompiled<typeof import("../service/auction/token-seal.js")>("service/auction/token-seal.js");
 const { newTokenId, sealBillingToken } = await loadCompiled<typeof import("../service/auction/billing-token.js")>("service/auction/billing-token.js");
 const { CurrencyConverter } = await loadCompiled<typeof import("../service/auction/currency.js")>("service/auction/currency.js");
-/** Conversion on, as an exchange with a rates file runs (the bench's bids are in USD: the lookups, no arithmetic). */
-const RATES = { conversions: { USD: { EUR: 0.9, GBP: 0.8, JPY: 150 } } };
 const { validators } = await loadBindings();
 const { startBidder } = await loadCompiled<typeof import("../service/bidder/index.js")>("service/bidder/index.js");
 
@@ -68,7 +66,7 @@ async function workbench(text: string, answers: Map<string, string>, spoolDir: s
     bidders: origins.map((origin, i) => ({ id: `bench-${i + 1}`, endpoint: `${origin}/bid`, seat: `seat-${i + 1}`, allow_private_addresses: true })),
     sink,
     billingKeys: new SealKeyRing([sealKey("bench-secret")]),
-    currencyRates: new CurrencyConverter(RATES),
+    currencyRates: new CurrencyConverter(BENCH_RATES),
     publicUrl: "http://127.0.0.1:8080",
     spoolDir,
     openAuction: true,
