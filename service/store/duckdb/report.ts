@@ -67,15 +67,15 @@ export async function runReportJson(connection: DuckDBConnection, codes: Diction
   await codes.load(connection, wanted);
   const report = renderReport(plan, (dimension, wantedValues) => codes.codesOf(dimension, wantedValues));
   if (report.kind === "row") {
-    const [[total, rows]] = (await runPrepared(connection, report.sql, report.values, report.types)).getRows();
+    const [[total, rows]] = await runPrepared(connection, report.sql, report.values, report.types);
     return { total: Number(total), rowsJson: (rows as DuckDBBlobValue).bytes };
   }
   const file = files.fileOf(connection);
   try {
-    const [[written]] = (await runPrepared(connection, `COPY (${report.select}) TO ${literal(file)} ${AS_JSON_TEXTS}`, report.values, report.types)).getRows();
+    const [[written]] = await runPrepared(connection, `COPY (${report.select}) TO ${literal(file)} ${AS_JSON_TEXTS}`, report.values, report.types);
     let total = Number(written);
     // Only a report the limit cut needs counting again.
-    if (total === plan.limit) total = Number((await runPrepared(connection, report.count, report.values.slice(0, -1), report.types.slice(0, -1))).getRows()[0][0]);
+    if (total === plan.limit) total = Number((await runPrepared(connection, report.count, report.values.slice(0, -1), report.types.slice(0, -1)))[0][0]);
     return { total, rowsJson: await readJsonTexts(file) };
   } finally {
     await rm(file, { force: true });

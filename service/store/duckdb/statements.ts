@@ -7,16 +7,21 @@
  * without them has not bound all its parameters): ~1 ms of a month total's ~2 ms of DuckDB
  * (docs/benchmarks.md, "The read side, part three"). A connection runs one statement at a time
  * (connection.ts), so a cached statement is never bound by two callers at once.
+ *
+ * The result is read from DuckDB's materialized chunks synchronously (`getChunk`): node-api's
+ * `runAndReadAll` fetches each chunk, and then the end, as one more task on libuv's pool, two
+ * more round trips through another thread for a report's one-row answer, each a wait for a core
+ * on a busy machine.
  */
-import type { DuckDBConnection, DuckDBPreparedStatement, DuckDBResultReader, DuckDBType, DuckDBValue } from "@duckdb/node-api";
+import type { DuckDBConnection, DuckDBPreparedStatement, DuckDBType, DuckDBValue } from "@duckdb/node-api";
 
 /** Statements kept per connection; past it the least recently used is destroyed. */
 export const MAX_PREPARED_PER_CONNECTION = 64;
 
 const prepared = new WeakMap<DuckDBConnection, Map<string, DuckDBPreparedStatement>>();
 
-/** Runs `sql` with bound `values` on `connection`, preparing it only the first time this connection sees the text. */
-export async function runPrepared(connection: DuckDBConnection, sql: string, values: DuckDBValue[], types: DuckDBType[]): Promise<DuckDBResultReader> {
+/** Runs `sql` with bound `values` on `connection`, preparing it only the first time this connection sees the text; its rows. */
+export async function runPrepared(connection: DuckDBConnection, sql: string, values: DuckDBValue[], types: DuckDBType[]): Promise<DuckDBValue[][]> {
   let statements = prepared.get(connection);
   if (statements === undefined) prepared.set(connection, (statements = new Map()));
   let statement = statements.get(sql);
@@ -33,5 +38,8 @@ export async function runPrepared(connection: DuckDBConnection, sql: string, val
   // Re-inserted: the Map's order is the order of last use.
   statements.set(sql, statement);
   statement.bind(values, types);
-  return statement.runAndReadAll();
+  const result = await statement.run();
+  const rows: DuckDBValue[][] = [];
+  for (let i = 0, n = result.chunkCount; i < n; i++) rows.push(...result.getChunk(i).getRows());
+  return rows;
 }
