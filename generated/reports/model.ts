@@ -345,6 +345,15 @@ export const reportModel: ReportModelTables = {
         "app_bundle_id",
         "country"
       ]
+    },
+    {
+      "name": "daily_countries",
+      "side": "supply",
+      "grain": "day",
+      "dimensions": [
+        "publisher_id",
+        "country"
+      ]
     }
   ]
 };

@@ -59,7 +59,7 @@ describe("report SQL with literals", () => {
 describe("report SQL shape", () => {
   it("reads whole days from a daily rollup and the hours around them from the hourly facts", () => {
     const built = buildClickHouseReport(fakeConnection(false), supplyQuery({ start: "2026-10-01T12:00:00", end: "2026-10-05T05:00:00" }));
-    expect(built.sql).toContain("adxkit.supply_daily_summary WHERE day BETWEEN toDate('2026-10-02') AND toDate('2026-10-04')");
+    expect(built.sql).toContain("adxkit.supply_daily_countries WHERE day BETWEEN toDate('2026-10-02') AND toDate('2026-10-04')");
     expect(built.sql.match(/adxkit\.supply_hourly/g)).toHaveLength(2);
     const hourly = buildClickHouseReport(fakeConnection(false), supplyQuery({ dimensions: ["date_hour"] }));
     expect(hourly.sql).not.toContain("supply_daily");

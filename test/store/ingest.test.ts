@@ -170,25 +170,43 @@ describe("database file", () => {
     instance.closeSync();
   });
 
-  it("fills a rollup a later migration adds from the facts already loaded (migration 5, daily by app)", async () => {
-    const db = join(dir, "before-5.duckdb");
+  // Each rollup a later migration added, and a report only it answers (report-plan.test.ts).
+  const addedRollups = [
+    {
+      version: 5,
+      table: "supply_daily_apps",
+      query: supplyQuery({ dimensions: ["date", "app_bundle_id"], metrics: ["request", "impression"] }),
+      rows: [
+        { date: "2026-10-01", app_bundle_id: "com.example.a", request: 200, impression: 120 },
+        { date: "2026-10-02", app_bundle_id: "com.example.b", request: 100, impression: 60 },
+      ],
+    },
+    {
+      version: 6,
+      table: "supply_daily_countries",
+      query: supplyQuery({ dimensions: ["date", "country"], metrics: ["request", "impression"] }),
+      rows: [
+        { date: "2026-10-01", country: "DEU", request: 100, impression: 60 },
+        { date: "2026-10-01", country: "USA", request: 100, impression: 60 },
+        { date: "2026-10-02", country: "USA", request: 100, impression: 60 },
+      ],
+    },
+  ];
+  it.each(addedRollups)("fills a rollup a later migration adds from the facts already loaded (migration $version, $table)", async ({ version, table, query, rows }) => {
+    const db = join(dir, `before-${version}.duckdb`);
     const first = await openStore({ db });
-    await first.ingest([supply(), supply({ placement_id: "pl-2", ad_format: 3 }), supply({ app_bundle_id: "com.example.b", date_hour: "2026-10-02T07:00:00" })]);
+    await first.ingest([supply(), supply({ placement_id: "pl-2", ad_format: 3, country: "DEU" }), supply({ app_bundle_id: "com.example.b", date_hour: "2026-10-02T07:00:00" })]);
     await first.close();
-    // The database as migration 4 left it: no app rollup yet.
+    // The database as the migration before left it: no such rollup yet.
     const instance = await DuckDBInstance.create(db);
     const connection = await instance.connect();
-    await connection.run("DROP TABLE supply_daily_apps");
-    await connection.run("DELETE FROM schema_migrations WHERE version = 5");
+    await connection.run(`DROP TABLE ${table}`);
+    await connection.run(`DELETE FROM schema_migrations WHERE version = ${version}`);
     connection.closeSync();
     instance.closeSync();
 
     const second = await openStore({ db });
-    const query = supplyQuery({ dimensions: ["date", "app_bundle_id"], metrics: ["request", "impression"] });
-    expect((await second.report(query)).rows).toEqual([
-      { date: "2026-10-01", app_bundle_id: "com.example.a", request: 200, impression: 120 },
-      { date: "2026-10-02", app_bundle_id: "com.example.b", request: 100, impression: 60 },
-    ]);
+    expect((await second.report(query)).rows).toEqual(rows);
     await second.close();
   });
 

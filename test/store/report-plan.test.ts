@@ -22,7 +22,11 @@ describe("planReport: which table answers each part of the range", () => {
   });
 
   it("reads days when the query groups by date, hours when it groups by date_hour", () => {
-    expect(parts(supplyQuery({ dimensions: ["date", "country"] }))).toEqual([["daily_summary", "2026-10-01T00", "2026-10-31T00"]]);
+    // By country: the daily rollup of the publisher and country alone; a format or platform needs the summary that keeps them.
+    expect(parts(supplyQuery({ dimensions: ["date", "country"] }))).toEqual([["daily_countries", "2026-10-01T00", "2026-10-31T00"]]);
+    expect(parts(supplyQuery({ dimensions: ["date", "country"], filters: { country: ["USA"] } }))).toEqual([["daily_countries", "2026-10-01T00", "2026-10-31T00"]]);
+    expect(parts(supplyQuery({ dimensions: ["date", "country"], filters: { ad_format: [1] } }))).toEqual([["daily_summary", "2026-10-01T00", "2026-10-31T00"]]);
+    expect(parts(supplyQuery({ dimensions: ["date", "platform"] }))).toEqual([["daily_summary", "2026-10-01T00", "2026-10-31T00"]]);
     // By app and country: the daily rollup of those alone; anything else it sums away needs the full one.
     expect(parts(supplyQuery({ dimensions: ["date", "app_bundle_id"] }))).toEqual([["daily_apps", "2026-10-01T00", "2026-10-31T00"]]);
     expect(parts(supplyQuery({ dimensions: ["date", "country", "app_bundle_id"], filters: { country: ["USA"] } }))).toEqual([["daily_apps", "2026-10-01T00", "2026-10-31T00"]]);
@@ -50,9 +54,9 @@ describe("planReport: which table answers each part of the range", () => {
     const query = supplyQuery({ start: "2026-09-29T05:30:00", end: "2026-11-02T01:00:00" });
     expect(parts(query)).toEqual([
       ["hourly", "2026-09-29T06", "2026-09-29T23"],
-      ["daily_summary", "2026-09-30T00", "2026-09-30T00"],
+      ["daily_countries", "2026-09-30T00", "2026-09-30T00"],
       ["monthly_summary", "2026-10-01T00", "2026-10-01T00"],
-      ["daily_summary", "2026-11-01T00", "2026-11-01T00"],
+      ["daily_countries", "2026-11-01T00", "2026-11-01T00"],
       ["hourly", "2026-11-02T00", "2026-11-02T01"],
     ]);
   });

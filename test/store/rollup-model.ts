@@ -60,4 +60,7 @@ export const rollupQueryArb: fc.Arbitrary<ReportQuery> = fc.oneof(
   },
   // By date, country and app, filtered on those alone: what the daily rollup by app answers.
   { weight: 1, arbitrary: queryOf("supply", fc.shuffledSubarray(["date", "country", "app_bundle_id"] as Dimension[], { minLength: 1 }), fc.record({ country: filter(["USA", ""]), app_bundle_id: filter(["com.a"]) }, { requiredKeys: [] })) },
+  // By date and country, filtered on the country alone: what the daily rollup by country answers
+  // (also the whole days around the months of a total).
+  { weight: 1, arbitrary: queryOf("supply", fc.shuffledSubarray(["date", "country"] as Dimension[]), fc.record({ country: filter(["USA", ""]) }, { requiredKeys: [] })) },
 );

@@ -177,5 +177,10 @@ export const clickhouseMigrations: ClickHouseMigration[] = [
          ENGINE = MergeTree ORDER BY changed_at_ms`,
     ],
   },
+  {
+    version: 10,
+    name: "daily rollup by publisher and country (spec/report-model.yaml daily_countries), filled from the daily one",
+    statements: addedRollup("supply_daily_countries", "day", { daily: "day", hourly: "toDate(hour)" }, "publisher_id String, country String", "publisher_id", "country"),
+  },
 ];
 

@@ -109,6 +109,14 @@ export const migrations: Migration[] = [
       `INSERT INTO supply_daily_apps SELECT day, publisher_code, app_bundle_code, country_code, ${sums} FROM supply_daily GROUP BY ALL ORDER BY day`,
     ],
   },
+  {
+    version: 6,
+    name: "daily rollup by publisher and country (spec/report-model.yaml daily_countries), filled from the daily summary",
+    statements: [
+      `CREATE TABLE supply_daily_countries (day DATE NOT NULL, publisher_code INTEGER NOT NULL, country_code INTEGER NOT NULL, ${metrics})`,
+      `INSERT INTO supply_daily_countries SELECT day, publisher_code, country_code, ${sums} FROM supply_daily_summary GROUP BY ALL ORDER BY day`,
+    ],
+  },
 ];
 
 /** Applies the migrations the database lacks, each in its own transaction; returns the versions applied. */
