@@ -37,8 +37,10 @@ export class ExchangeStats {
   impsWon = 0;
   /** Answers that left the handler after tmax + 10 ms. */
   late = 0;
-  /** Auctions answered 204 at once: too little of tmax was left after the wait (overload.ts). */
+  /** Auctions answered 204 at once, x-adxkit-no-bid overloaded: over the admission limit (unread), or too late to run (overload.ts). */
   overloaded = 0;
+  /** Of `overloaded`, those read and found too late to run (shed-below-ms): the rest were over the admission limit. */
+  overloadedTooLate = 0;
   /** Auctions answered 204 at once: no currency of the request converts to the reports' one (x-adxkit-auction currency). */
   currencyUnsupported = 0;
   /** Billing calls: `refused` are genuine tokens whose impression the report store would not keep (500). */
@@ -91,6 +93,7 @@ export class ExchangeStats {
       impsWon: this.impsWon,
       late: this.late,
       overloaded: this.overloaded,
+      overloadedTooLate: this.overloadedTooLate,
       currencyUnsupported: this.currencyUnsupported,
       billing: { ...this.billing },
       auth: { ...this.auth },

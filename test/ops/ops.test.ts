@@ -110,6 +110,9 @@ describe("metrics", () => {
     expect(sample(text, "adxkit_auction_admission_limit")).toBeGreaterThanOrEqual(auctionRules.admissionLimitMin);
     expect(sample(text, "adxkit_auctions_in_flight")).toBe(0);
     expect(text).toContain("# TYPE adxkit_auctions_overloaded_total counter");
+    // Nothing shed on this idle server, by either reason.
+    expect(sample(text, 'adxkit_auctions_overloaded_total{reason="admission_limit"}')).toBe(0);
+    expect(sample(text, 'adxkit_auctions_overloaded_total{reason="too_late"}')).toBe(0);
   });
 
   test("lenient mode's changes are counted per rule for requests and per bidder for answers (adxkit serve --lenient)", async () => {
