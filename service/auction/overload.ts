@@ -10,8 +10,10 @@
  * Two readings: `waitedMs`, the wait a request read now has had (the last tick's lateness, not a
  * peak kept over time: on a machine whose other processes take the cores now and then, a kept
  * peak would shed auctions that had not waited); and `behindMs`, how long the tick is overdue
- * right now, i.e. how far the current turn has run past its time. Both are taken off the
- * bidders' budget; what is admitted at all is the admission limit's decision.
+ * right now, i.e. how far the current turn has run past its time. The larger is the wait (the
+ * auction's clock starts that much earlier, counted once in whether it is too late to run) and,
+ * again, the slip of its bidders' timers (their budget, never below shed-below-ms); what is
+ * admitted at all is the admission limit's decision.
  */
 
 /** The clock and timer the probe uses (injected in tests). */

@@ -9,6 +9,7 @@
 import { once } from "node:events";
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { auctionRules } from "@adxkit/bindings";
 import { answer, bannerRequest, bid, eventually, GENEROUS_TMAX, manualLagClock, startExchange, startFakeBidder, type FakeBidder, type TestExchange } from "./helpers.js";
 
 /** Keeps this process's event loop busy for `ms` (nothing else runs meanwhile). */
@@ -208,6 +209,31 @@ describe("shedding before the body is read (admission-limit-*: the auctions in f
     expect(bidder.requests.length).toBe(calls + 1);
     expect(bidder.requests.at(-1).tmax).toBeLessThanOrEqual(700);
     lag.lateTick(0);
+  });
+
+  test("whether an auction is too late to run counts the wait once: half its tmax waited, it runs (its bidders get shed-below-ms)", async () => {
+    // tmax 3000 leaves 2700 before the margin; 1500 waited leaves 1200. Counted twice (the wait
+    // and as much timer slip) it left nothing and was shed: after every long turn of a busy loop,
+    // auctions with half their tmax left were shed (most sheds of the bench's overload row).
+    lag.lateTick(1500);
+    const calls = bidder.requests.length;
+    const answer = await rawAuction(driven, JSON.stringify(bannerRequest({ tmax: 3000 })));
+    lag.lateTick(0);
+    expect(answer.noBid).not.toBe("overloaded");
+    expect(bidder.requests.length).toBe(calls + 1);
+    expect(bidder.requests.at(-1).tmax).toBe(auctionRules.shedBelowMs);
+  });
+
+  test("a wait that leaves less than shed-below-ms of the bidders' budget sheds the auction, counted too late", async () => {
+    const before = driven.handle.stats();
+    lag.lateTick(2700 - auctionRules.shedBelowMs + 5);
+    const calls = bidder.requests.length;
+    const answer = await rawAuction(driven, JSON.stringify(bannerRequest({ tmax: 3000 })));
+    lag.lateTick(0);
+    expect(answer).toEqual({ status: 204, noBid: "overloaded" });
+    expect(bidder.requests.length).toBe(calls);
+    const after = driven.handle.stats();
+    expect([after.overloaded - before.overloaded, after.overloadedTooLate - before.overloadedTooLate]).toEqual([1, 1]);
   });
 
 });
