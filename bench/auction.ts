@@ -16,11 +16,12 @@
  * A round of an exchange ends when its win notices in flight are done: the wait counts in its
  * time and CPU (a notice deferred past the round is still the exchange's work).
  * Bounded: per payload 2 s warm-up per target, then `--rounds` × `--duration` s per target.
- * Overload: then twice the exchange's measured banner rate is offered, open loop on up to 1,000
- * keep-alive connections from a load generator in a process of its own (open-loop.ts), to the
- * exchange with its load shedding (as `adxkit serve` runs it) and without, in alternating rounds:
- * how many answers came after tmax + 10 ms, and how many auctions were still run and answered in
- * time, against the peak. Each round lets the admission limit settle first (counted apart).
+ * Overload (overload-row.ts): the exchange's capacity is measured open loop (rising offers to the
+ * exchange without shedding), then twice it is offered, open loop on up to 1,000 keep-alive
+ * connections from a load generator in a process of its own (open-loop.ts), to the exchange with
+ * its load shedding (as `adxkit serve` runs it) and without, in alternating rounds: how many
+ * answers came after tmax + 10 ms, and how many auctions were still run and answered in time,
+ * against the capacity. Each round lets the admission limit settle first (counted apart).
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -32,7 +33,8 @@ import Fastify from "fastify";
 import { Pool } from "undici";
 import { loadCompiled } from "./compiled.js";
 import { BENCH_RATES, benchBidders, countingSink } from "./exchange-fixtures.js";
-import { addOverload, openLoop, type OpenLoopOptions, type OverloadResult } from "./open-loop.js";
+import { openLoop, type OpenLoopOptions, type OverloadResult } from "./open-loop.js";
+import { measureCapacity, overloadRounds as runOverloadRounds, shedCost, spread, type OverloadRig } from "./overload-row.js";
 import { printTable } from "./table.js";
 import { mainThreadCpuMicros } from "./thread-cpu.js";
 
@@ -64,9 +66,14 @@ const USAGE = `Usage: npx tsx bench/auction.ts [options]
   --overload-seconds S  measured seconds of the overload row, all rounds together (12; 0: none)
   --overload-rounds N   alternating overload rounds, with and without shedding (2)
   --overload-settle S   seconds each overload round runs before it is measured (1)
-  --overload-rate N     requests a second offered (0: twice the exchange's banner rate)
+  --overload-rate N     requests a second offered (0: twice the measured capacity)
+  --capacity-seconds S  seconds a step of the capacity search (2): open-loop offers rising by a
+                        quarter to the exchange without shedding until more than 1 % answer late;
+                        the capacity is the most auctions a second it answered in time
   ADXKIT_BENCH_CPU_PROF=DIR profiles the target process.
-Example: npx tsx bench/auction.ts --payloads banner --targets bare,exchange --overload-rounds 4`;
+Examples:
+  npx tsx bench/auction.ts --payloads banner --targets bare,exchange --overload-rounds 4
+  npx tsx bench/auction.ts --payloads banner --targets exchange --rounds 1 --overload-seconds 16   (mostly the overload row)`;
 
 const self = fileURLToPath(import.meta.url);
 const role = process.argv[2];
@@ -102,11 +109,13 @@ async function target(endpoints: string[]): Promise<void> {
     spoolDirs.push(dir);
     return dir;
   };
-  const variants: Record<NoticeTarget, { spoolDir?: string; noticeThread: boolean; loadShedding: boolean }> = {
+  const variants: Record<NoticeTarget, { spoolDir?: string; noticeThread: boolean; loadShedding: boolean | { admission: { initial: number; min: number } } }> = {
     exchange: { spoolDir: spoolDir(), noticeThread: true, loadShedding: true },
     nospool: { noticeThread: true, loadShedding: true },
     mainthread: { spoolDir: spoolDir(), noticeThread: false, loadShedding: true },
     noshed: { spoolDir: spoolDir(), noticeThread: true, loadShedding: false },
+    // Sheds every auction (a limit of 0): what a shed alone costs (overload-row.ts).
+    shedall: { noticeThread: true, loadShedding: { admission: { initial: 0, min: 0 } } },
   };
   const exchanges = Object.fromEntries(
     await Promise.all(
@@ -173,8 +182,8 @@ function start(args: string[], profile = false): Promise<{ child: ChildProcess; 
   });
 }
 
-/** The exchange targets: as `adxkit serve` runs it, without the spool, with its notices on the main thread, and without load shedding. */
-type NoticeTarget = "exchange" | "nospool" | "mainthread" | "noshed";
+/** The exchange targets: as `adxkit serve` runs it, without the spool, with its notices on the main thread, without load shedding, and shedding all. */
+type NoticeTarget = "exchange" | "nospool" | "mainthread" | "noshed" | "shedall";
 
 type PayloadKind = "banner" | "video" | "native" | "banner-bigint";
 
@@ -268,6 +277,7 @@ async function main(): Promise<void> {
   const overloadRounds = Math.max(1, argument("--overload-rounds", 2));
   const overloadSettle = argument("--overload-settle", 1);
   const overloadRate = argument("--overload-rate", 0);
+  const capacitySeconds = argument("--capacity-seconds", 2);
   const { child: bidderProcess, message: b } = await start(["--bidders-child"]);
   const { child: targetProcess, message: t } = await start(["--target-child", JSON.stringify(b.endpoints)], true);
   const { child: loadProcess } = await start(["--load-child"]);
@@ -371,41 +381,51 @@ async function main(): Promise<void> {
       `Auction over loopback: ${connections} connections, ${rounds} alternating rounds of ${seconds} s per target, 3 reference bidders answering in 4-6 ms`,
       rows,
     );
-    const peakRow = rows.find((r) => r[0] === "banner" && r[1] === "exchange");
-    if (overloadSeconds > 0 && peakRow) {
-      const peak = Number(peakRow[2]);
+    if (overloadSeconds > 0) {
       const { body, tmax } = requestBody("banner");
-      const rate = overloadRate > 0 ? overloadRate : Math.round(2 * peak);
-      const overloadRows = [["target", "offered req/s", "requests", "answered", `late > tmax+10 (${tmax + 10} ms)`, "run and answered in time /s", "vs peak", "shed (204 at once)", "of the late: shed", "errors", "load gen: sent > 10 ms late", "of the late: sent late", "its worst lag ms", "its CPU µs/req", "settling: late of answered", "admission limit at the end (cuts)"]];
-      const variants = [["exchange (load shedding, as serve)", "exchange"], ["exchange without load shedding", "noshed"]] as const;
-      const totals = new Map(variants.map(([name]) => [name, { shedCounted: 0, result: undefined as OverloadResult | undefined, limits: [] as string[] }]));
-      const perRound = overloadSeconds / overloadRounds;
-      // Rounds take turns (with, without, with, …) so that a slow minute of the machine weighs on both alike.
-      for (let round = 0; round < overloadRounds; round++) {
-        for (const [name, key] of variants) {
-          const url = key === "exchange" ? `${t.exchange}/openrtb2/auction` : `${t.noshed}/openrtb2/auction`;
-          const before = (await statsOf(key)).overloaded ?? 0;
-          const run: OpenLoopOptions = { url, body, rate, seconds: perRound, settleSeconds: overloadSettle, connections: 1000, lateAfterMs: tmax + 10 };
+      const rig: OverloadRig = {
+        run: (run) => {
           loadProcess.send({ run });
-          const r: OverloadResult = await new Promise((resolve) => loadProcess.once("message", (m: { result: OverloadResult }) => resolve(m.result)));
-          await noticesDrained(key);
-          const total = totals.get(name)!;
-          const after = await statsOf(key);
-          total.shedCounted += (after.overloaded ?? 0) - before;
-          if (after.admission) total.limits.push(`${after.admission.limit} (${after.admission.cuts})`);
-          total.result = total.result === undefined ? r : addOverload(total.result, r);
-        }
-      }
-      for (const [name, { shedCounted, result: r, limits }] of totals) {
+          return new Promise((resolve) => loadProcess.once("message", (m: { result: OverloadResult }) => resolve(m.result)));
+        },
+        stats: statsOf,
+        drained: noticesDrained,
+        threadCpu: async () => (await cpuOf(targetProcess)).thread,
+        urls: { exchange: `${t.exchange}/openrtb2/auction`, noshed: `${t.noshed}/openrtb2/auction`, shedall: `${t.shedall}/openrtb2/auction` },
+        body,
+        tmax,
+      };
+      // The capacity: the highest rate the exchange without shedding answers in time, open loop (overload-row.ts).
+      const peakRow = rows.find((r) => r[0] === "banner" && r[1] === "exchange");
+      const found = await measureCapacity(rig, peakRow ? Number(peakRow[2]) : 1000, capacitySeconds);
+      printTable(
+        `Capacity: banner offered open loop to the exchange without load shedding, ${capacitySeconds} s a step; capacity = the most auctions answered in time a second in a step with ≤ 1 % late`,
+        [["offered req/s", "answered in time /s", "late", "of requests", "target main thread µs/auction"], ...found.steps.map((s) => [String(s.offered), s.inTime.toFixed(0), String(s.late), String(s.requests), s.threadPerAuction.toFixed(0)])],
+      );
+      // No step in time (a very busy machine): the closed-loop rate stands in, and says so.
+      const capacity = found.capacity > 0 ? found.capacity : peakRow ? Number(peakRow[2]) : 1000;
+      process.stdout.write(found.capacity > 0 ? `capacity: ${capacity.toFixed(0)} auctions/s answered in time\n` : `capacity: no step answered in time; the closed-loop rate ${capacity} stands in\n`);
+      const rate = overloadRate > 0 ? overloadRate : Math.round(2 * capacity);
+      // What a shed costs against an auction decides how much of the capacity can still run when twice it is offered.
+      const shedMicros = await shedCost(rig, capacity, capacitySeconds);
+      const r = shedMicros / found.threadPerAuction;
+      process.stdout.write(
+        `a shed costs the target's main thread ${shedMicros.toFixed(0)} µs (${capacity.toFixed(0)}/s offered, all shed), an auction ${found.threadPerAuction.toFixed(0)} µs (at capacity): ` +
+          `where that thread is the limit, answering every request, at most ${(Math.max(0, (1 - (rate / capacity) * r) / (1 - r)) * 100).toFixed(0)} % of the capacity can run at ${rate}/s\n`,
+      );
+      const totals = await runOverloadRounds(rig, rate, overloadRounds, overloadSeconds / overloadRounds, overloadSettle);
+      const overloadRows = [["target", "offered req/s", "requests", "answered", `late > tmax+10 (${tmax + 10} ms)`, "run and answered in time /s", "vs capacity", "shed (204 at once)", "of them too late to run", "of the late: shed", "errors", "load gen: sent > 10 ms late", "of the late: sent late", "its worst lag ms", "its CPU µs/req", "target main thread µs/req", "settling: late of answered", "admission limit at the end (cuts)", "limit while measured min–median–max"]];
+      const names = { exchange: "exchange (load shedding, as serve)", noshed: "exchange without load shedding" };
+      for (const [key, { shedCounted, shedTooLate, result: r, limits, limitSamples, threadCpu }] of totals) {
         if (r === undefined) continue;
         const inTimeRate = r.ranInTime / overloadSeconds;
         overloadRows.push([
-          name, String(r.offered), String(r.requests), String(r.answered), String(r.late), inTimeRate.toFixed(0), `${((inTimeRate / peak) * 100).toFixed(0)}%`, String(shedCounted), String(r.lateShed), String(r.errors),
-          String(r.sentLate), String(r.lateSentLate), r.sendLagMax.toFixed(0), (r.cpuMicros / (r.requests + r.settling.answered)).toFixed(0), `${r.settling.late} of ${r.settling.answered}`, limits.join(", ") || "-",
+          names[key], String(r.offered), String(r.requests), String(r.answered), String(r.late), inTimeRate.toFixed(0), `${((inTimeRate / capacity) * 100).toFixed(0)}%`, String(shedCounted), String(shedTooLate), String(r.lateShed), String(r.errors),
+          String(r.sentLate), String(r.lateSentLate), r.sendLagMax.toFixed(0), (r.cpuMicros / (r.requests + r.settling.answered)).toFixed(0), (threadCpu / (r.answered + r.settling.answered)).toFixed(0), `${r.settling.late} of ${r.settling.answered}`, limits.join(", ") || "-", spread(limitSamples),
         ]);
       }
       printTable(
-        `Overload: ${rate} req/s offered (twice the exchange's banner rate above, ${peak} auctions run a second, unless --overload-rate) for ${overloadSeconds} s measured, in ${overloadRounds} alternating rounds each after ${overloadSettle} s of settling; goal 0 late, run in time ≥ 90 % of the peak`,
+        `Overload: ${rate} req/s offered (twice the capacity above, ${capacity.toFixed(0)} auctions a second, unless --overload-rate) for ${overloadSeconds} s measured, in ${overloadRounds} alternating rounds each after ${overloadSettle} s of settling; goal 0 late, run in time ≥ 90 % of the capacity`,
         overloadRows,
       );
     }

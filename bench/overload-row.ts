@@ -1,0 +1,149 @@
+/**
+ * The overload row of bench/auction.ts (issue 21: offer twice the exchange's capacity; goal 0
+ * answers after tmax + 10 ms, and auctions answered in time ≥ 90 % of the capacity).
+ *
+ * Capacity is measured, not taken from the closed loop: 50 closed-loop connections are bound by
+ * their latency (50 / 35-40 ms ≈ 1,300/s here) while the exchange without shedding answered
+ * 2,356/s in time at 2,582 offered (2026-11-26 12:27). So an open-loop step search offers rising
+ * rates to the exchange without load shedding; the capacity is the highest rate of auctions it
+ * answered in time in a step whose answers were (almost) all in time. Then each round offers
+ * the overload rate to the exchange with its load shedding and without, taking turns.
+ */
+import type { OpenLoopOptions, OverloadResult } from "./open-loop.js";
+import { addOverload } from "./open-loop.js";
+
+/** What the row needs from bench/auction.ts's processes. */
+export interface OverloadRig {
+  /** One open-loop run in the generator's process. */
+  run(options: OpenLoopOptions): Promise<OverloadResult>;
+  /** The exchange target's counters (`handle.stats()`). */
+  stats(key: "exchange" | "noshed"): Promise<any>;
+  /** Waits for the target's notices in flight (the round's work). */
+  drained(key: "exchange" | "noshed"): Promise<unknown>;
+  /** CPU time of the target's main thread, µs. */
+  threadCpu(): Promise<number>;
+  /** The exchange with load shedding, without, and shedding every auction (a limit of 0). */
+  urls: { exchange: string; noshed: string; shedall: string };
+  body: string;
+  tmax: number;
+}
+
+/** A step whose late answers are at most this share of its requests is "answered in time". */
+const IN_TIME_SHARE = 0.01;
+
+/** One step of the capacity search. */
+interface Step {
+  offered: number;
+  inTime: number;
+  late: number;
+  requests: number;
+  /** Main-thread CPU of the target per auction answered, µs. */
+  threadPerAuction: number;
+}
+
+/**
+ * The exchange's capacity without shedding: from `from` (down by 0.6 until a step answers ≥ 99 %
+ * in time), offers rise by a quarter while a step does, then two bisections between the last good
+ * and the first bad offer.
+ * Bounded: at most 11 steps of `seconds` (+ 0.5 s settling) each.
+ */
+export async function measureCapacity(rig: OverloadRig, from: number, seconds: number): Promise<{ capacity: number; steps: Step[]; threadPerAuction: number }> {
+  const steps: Step[] = [];
+  const step = async (offered: number): Promise<boolean> => {
+    const before = await rig.threadCpu();
+    const r = await rig.run({ url: rig.urls.noshed, body: rig.body, rate: offered, seconds, settleSeconds: 0.5, connections: 1000, lateAfterMs: rig.tmax + 10 });
+    await rig.drained("noshed");
+    const thread = (await rig.threadCpu()) - before;
+    steps.push({ offered, inTime: r.ranInTime / seconds, late: r.late, requests: r.requests, threadPerAuction: thread / (r.answered + r.settling.answered) });
+    return r.late <= IN_TIME_SHARE * r.requests && r.errors === 0;
+  };
+  let good = 0;
+  let bad = 0;
+  // Down from the closed-loop rate until a step is in time (a busy minute), then up by a quarter until one is not.
+  for (let rate = Math.max(200, Math.round(from)); steps.length < 4 && good === 0; rate = Math.round(rate * 0.6)) {
+    if (await step(rate)) good = rate;
+    else bad = rate;
+  }
+  for (let rate = Math.round(good * 1.25); good > 0 && (bad === 0 || rate < bad) && steps.length < 9; rate = Math.round(rate * 1.25)) {
+    if (await step(rate)) good = rate;
+    else {
+      bad = rate;
+      break;
+    }
+  }
+  for (let i = 0; i < 2 && good > 0 && bad > good * 1.05; i++) {
+    const mid = Math.round((good + bad) / 2);
+    if (await step(mid)) good = mid;
+    else bad = mid;
+  }
+  const inTime = steps.filter((s) => s.late <= IN_TIME_SHARE * s.requests);
+  const capacity = Math.max(0, ...inTime.map((s) => s.inTime));
+  const best = inTime.find((s) => s.inTime === capacity);
+  return { capacity, steps, threadPerAuction: best?.threadPerAuction ?? NaN };
+}
+
+/**
+ * Main-thread CPU of the target per shed, µs: `rate` offered to the exchange that sheds every
+ * auction. A shed is a whole HTTP exchange (its socket read, parse and 204 written) less the
+ * auction: where the main thread is the limit and every request is answered, running x of the
+ * capacity C while λ is offered needs x + (λ/C − x)·r ≤ 1 (r = shed / auction).
+ */
+export async function shedCost(rig: OverloadRig, rate: number, seconds: number): Promise<number> {
+  const before = await rig.threadCpu();
+  const r = await rig.run({ url: rig.urls.shedall, body: rig.body, rate, seconds, settleSeconds: 0.5, connections: 1000, lateAfterMs: rig.tmax + 10 });
+  return ((await rig.threadCpu()) - before) / (r.answered + r.settling.answered);
+}
+
+/** What one variant of the row saw over all its rounds. */
+export interface OverloadTotals {
+  result: OverloadResult | undefined;
+  /** Sheds the exchange counted, and of them those read and found too late to run. */
+  shedCounted: number;
+  shedTooLate: number;
+  /** The admission limit after each round (its cuts). */
+  limits: string[];
+  /** The admission limit sampled every 100 ms during the measured part of the rounds. */
+  limitSamples: number[];
+  /** Main-thread CPU of the target over the measured rounds, µs. */
+  threadCpu: number;
+}
+
+/** The overload rounds: `rate` offered to both variants in turns; totals per variant. */
+export async function overloadRounds(rig: OverloadRig, rate: number, rounds: number, perRound: number, settle: number): Promise<Map<"exchange" | "noshed", OverloadTotals>> {
+  const totals = new Map<"exchange" | "noshed", OverloadTotals>();
+  for (const key of ["exchange", "noshed"] as const) totals.set(key, { result: undefined, shedCounted: 0, shedTooLate: 0, limits: [], limitSamples: [], threadCpu: 0 });
+  // Rounds take turns (with, without, with, …) so that a slow minute of the machine weighs on both alike.
+  for (let round = 0; round < rounds; round++) {
+    for (const key of ["exchange", "noshed"] as const) {
+      const total = totals.get(key)!;
+      const before = await rig.stats(key);
+      const cpuBefore = await rig.threadCpu();
+      let running = true;
+      const running$ = rig.run({ url: rig.urls[key], body: rig.body, rate, seconds: perRound, settleSeconds: settle, connections: 1000, lateAfterMs: rig.tmax + 10 }).finally(() => (running = false));
+      if (key === "exchange") {
+        await new Promise((resolve) => setTimeout(resolve, settle * 1000));
+        while (running) {
+          const { admission } = await rig.stats(key);
+          if (admission) total.limitSamples.push(admission.limit);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      }
+      const r = await running$;
+      await rig.drained(key);
+      total.threadCpu += (await rig.threadCpu()) - cpuBefore;
+      const after = await rig.stats(key);
+      total.shedCounted += after.overloaded - before.overloaded;
+      total.shedTooLate += after.overloadedTooLate - before.overloadedTooLate;
+      if (after.admission) total.limits.push(`${after.admission.limit} (${after.admission.cuts - (before.admission?.cuts ?? 0)})`);
+      total.result = total.result === undefined ? r : addOverload(total.result, r);
+    }
+  }
+  return totals;
+}
+
+/** Min, median and max of samples, as "a–b–c" ("-" without any). */
+export function spread(samples: number[]): string {
+  if (samples.length === 0) return "-";
+  const sorted = [...samples].sort((a, b) => a - b);
+  return `${sorted[0]}–${sorted[Math.floor(sorted.length / 2)]}–${sorted[sorted.length - 1]}`;
+}
