@@ -1,6 +1,12 @@
 // The seed generator: deterministic, exact counts, valid facts, skewed like real traffic.
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { factProblem, generateSeedFacts, seedPlan, type Fact, type SupplyFact } from "../../service/store/index.js";
+import { factProblem, generateSeedFacts, seedPlan, type Fact, type SeedOptions, type SupplyFact } from "../../service/store/index.js";
+import { seededRandom } from "../../service/bidder/random.js";
+import { mulberry32, Mulberry32 } from "../../service/store/seed.js";
+
+const digests = JSON.parse(readFileSync(new URL("../fixtures/seed/digests.json", import.meta.url), "utf8")) as { cases: { options: SeedOptions; facts: number; sha256: string }[] };
 
 describe("seed", () => {
   it("is deterministic: the same options give the same facts, another seed other facts", () => {
@@ -9,6 +15,33 @@ describe("seed", () => {
     const c = [...generateSeedFacts({ days: 2, rows: 500, seed: 8 })];
     expect(a).toEqual(b);
     expect(a).not.toEqual(c);
+  });
+
+  it.each(digests.cases)("gives the facts it always gave ($options.rows rows, seed $options.seed)", ({ options, facts, sha256 }) => {
+    const hash = createHash("sha256");
+    let count = 0;
+    for (const fact of generateSeedFacts(options)) {
+      hash.update(`${JSON.stringify(fact)}\n`);
+      count++;
+    }
+    expect(count).toBe(facts);
+    expect(hash.digest("hex")).toBe(sha256);
+  });
+
+  it("draws mulberry32's numbers one at a time and in bulk, from any seed (the bidder's own copy of it as the reference)", () => {
+    for (const seed of [0, 1, 7, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1]) {
+      const reference = seededRandom(seed);
+      const expected = Array.from({ length: 1001 }, () => reference());
+      const bulk = new Mulberry32(seed);
+      const drawn = new Float64Array(1001);
+      bulk.fill(drawn, 1000);
+      expect(drawn[1000]).toBe(0);
+      expect([...drawn.subarray(0, 1000)]).toEqual(expected.slice(0, 1000));
+      // The state carries on from the bulk draws.
+      expect(bulk.next()).toBe(expected[1000]);
+      const single = mulberry32(seed);
+      expect(Array.from({ length: 1001 }, () => single())).toEqual(expected);
+    }
   });
 
   it("makes exactly `rows` supply facts and about a tenth as many demand facts, all valid, in range", () => {
