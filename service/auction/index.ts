@@ -63,13 +63,13 @@ export function registerExchange(app: FastifyInstance, options: ExchangeOptions)
   app.register(async (scope) => {
     await exchange.recover();
     await exchange.loadAuctionKeys();
+    scope.decorateRequest("adxkitStartedAt", 0);
+    scope.decorateRequest("adxkitAccount", null);
+    scope.decorateRequest("adxkitTicket", null);
     /**
      * After the key check (`admission` undefined for an open auction): the refusal, or a shed, is
      * answered here and the request ends; else the request goes on (`done`) with its account.
      */
-    scope.decorateRequest("adxkitStartedAt", 0);
-    scope.decorateRequest("adxkitAccount", null);
-    scope.decorateRequest("adxkitTicket", null);
     const admitted = (request: ExchangeRequest, reply: FastifyReply, admission: Admission | undefined, done: HookHandlerDoneFunction): void => {
       if (admission !== undefined && "refusal" in admission) {
         const { status, headers, body } = admission.refusal;
