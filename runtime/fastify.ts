@@ -27,6 +27,12 @@ export interface OperationOutput {
    */
   body?: unknown;
   headers?: Record<string, string>;
+  /**
+   * Called once the answer has been handed to the socket in full (the response's `finish`), and
+   * never when it did not go out whole: from then on the body's bytes may be written over (a
+   * buffer the handler reuses).
+   */
+  sent?: () => void;
 }
 
 export interface QueryParameter {
@@ -189,6 +195,7 @@ export async function handleOperation(
   const credentials = { userid: first(source["x-userid"]), authorization: first(source["x-authorization"]) };
   const output = await handler({ operationId: definition.operationId, payload, validation, credentials, request, reply });
   if (reply.sent) return;
+  if (output.sent) reply.raw.once("finish", output.sent);
   reply.code(output.status);
   if (output.headers) reply.headers(output.headers);
   if (output.body === undefined || output.status === 204) await reply.send();

@@ -100,7 +100,8 @@ export async function answerReport(side: Side, input: OperationInput<ReportReque
     }
     // The rows stay JSON text from the store to the socket: no object per row on the event loop.
     const result = await options.store.reportJson(reportQuery(side, account, body));
-    return okJson(successEnvelopeJson(result.total, result.rowsJson, now));
+    // The rows' buffer serves a later report once this answer is written out in full.
+    return { ...okJson(successEnvelopeJson(result.total, result.rowsJson, now)), sent: result.release };
   } catch (error) {
     log.error({ err: error, operation: input.operationId }, "report failed");
     return ok(errorEnvelope(ReportStatusCode.SystemError, `internal error; request id ${input.request.id}`, now));

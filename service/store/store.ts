@@ -46,6 +46,11 @@ export interface ReportJson {
   total: number;
   /** The JSON array as text, or as its UTF-8 bytes (DuckDB: they go to the socket without being decoded and encoded again). */
   rowsJson: string | Uint8Array;
+  /**
+   * When there: call it once nothing reads `rowsJson` any more (written to the socket in full,
+   * parsed), and its buffer serves a later report. Not calling it is safe: the buffer is collected.
+   */
+  release?: () => void;
 }
 
 /** A report account, without its credential. */
@@ -213,7 +218,9 @@ export interface StoreOptions {
 
 /** `report` from `reportJson`: the rows parsed (for callers that want objects). */
 export async function parsedReport(json: Promise<ReportJson>): Promise<ReportResult> {
-  const { total, rowsJson } = await json;
+  const { total, rowsJson, release } = await json;
   const text = typeof rowsJson === "string" ? rowsJson : Buffer.from(rowsJson.buffer, rowsJson.byteOffset, rowsJson.byteLength).toString("utf8");
+  // The text is a copy: the bytes' buffer may serve the next report.
+  release?.();
   return { total, rows: JSON.parse(text) as ReportRow[] };
 }

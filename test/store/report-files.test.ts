@@ -1,11 +1,12 @@
 // DuckDB copies a report's rows through a file of the connection's (service/store/duckdb/report.ts):
-// each report reads its own file, and nothing is left behind, between reports or after close.
+// each report reads its own file, and nothing is left behind, between reports or after close. A
+// large answer's buffer serves a later one only once it was released (answer-buffers.ts).
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { openStore, type ReportQuery } from "../../service/store/index.js";
 import { REPORT_FACTS, loadedReportStore } from "./report-cases.js";
-import { demandQuery, supplyQuery } from "./helpers.js";
+import { demandQuery, supply, supplyQuery } from "./helpers.js";
 
 // The store's folder of report files is made under os.tmpdir(): here, under this test's own.
 const parent = mkdtempSync(join((await vi.importActual<typeof import("node:os")>("node:os")).tmpdir(), "adxkit-report-files-test-"));
@@ -45,5 +46,33 @@ describe("DuckDB report files", () => {
     expect(readdirSync(parent)).toHaveLength(2);
     await closing.close();
     expect(readdirSync(parent)).toEqual([folder]);
+  });
+
+  it("writes a large answer into an earlier one's buffer only once that was released", async () => {
+    const store = await openStore({ db: ":memory:" });
+    try {
+      // 2,000 apps: a report by app is ~100 KB of JSON, above the pooled size.
+      await store.ingest(Array.from({ length: 2000 }, (_, i) => supply({ app_bundle_id: `com.example.app-${i}`, request: i + 1 })));
+      const byApp = supplyQuery({ dimensions: ["app_bundle_id"], metrics: ["request"] });
+      const text = (json: { rowsJson: string | Uint8Array }) => Buffer.from(json.rowsJson as Uint8Array).toString("utf8");
+      const first = await store.reportJson(byApp);
+      const expected = text(first);
+      expect(first.rowsJson.length).toBeGreaterThan(64 * 1024);
+      expect(JSON.parse(expected)).toHaveLength(2000);
+
+      // Held: the next answer gets a buffer of its own and leaves the first one's bytes alone.
+      const second = await store.reportJson({ ...byApp, metrics: ["impression"] });
+      expect((second.rowsJson as Uint8Array).buffer).not.toBe((first.rowsJson as Uint8Array).buffer);
+      expect(text(first)).toBe(expected);
+      second.release?.();
+
+      // Released: a later answer is written into the same memory, and is whole.
+      first.release?.();
+      const third = await store.reportJson(byApp);
+      expect([first.rowsJson, second.rowsJson].map((r) => (r as Uint8Array).buffer)).toContain((third.rowsJson as Uint8Array).buffer);
+      expect(text(third)).toBe(expected);
+    } finally {
+      await store.close();
+    }
   });
 });

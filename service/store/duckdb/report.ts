@@ -17,11 +17,12 @@ import { join } from "node:path";
 import type { DuckDBBlobValue, DuckDBConnection } from "@duckdb/node-api";
 import type { ReportPlan } from "../plan.js";
 import type { ReportJson } from "../store.js";
+import type { AnswerBuffer, AnswerBuffers } from "./answer-buffers.js";
 import type { DictionaryCodes } from "./codes.js";
 import { renderReport } from "./report-sql.js";
 import { runPrepared } from "./statements.js";
 
-const EMPTY_ARRAY = new TextEncoder().encode("[]");
+const EMPTY_ARRAY = Buffer.from("[]");
 
 /**
  * The files reports are copied through: one per connection (a connection runs one statement at a
@@ -59,8 +60,11 @@ const AS_JSON_TEXTS = "(FORMAT CSV, HEADER false, DELIMITER '\x01', QUOTE '\x02'
 /** A SQL string literal. */
 const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
-/** Runs one planned report (asynchronously, on DuckDB's threads); its rows come back as the JSON array's bytes. */
-export async function runReportJson(connection: DuckDBConnection, codes: DictionaryCodes, files: ReportFiles, plan: ReportPlan): Promise<ReportJson> {
+/**
+ * Runs one planned report (asynchronously, on DuckDB's threads); its rows come back as the JSON
+ * array's bytes, in a buffer of `buffers` when it has many (`release` gives it back).
+ */
+export async function runReportJson(connection: DuckDBConnection, codes: DictionaryCodes, files: ReportFiles, buffers: AnswerBuffers, plan: ReportPlan): Promise<ReportJson> {
   // The string values the report filters on, as dictionary codes (cached after the first time).
   const wanted = new Map<string, string[]>([[plan.scope.dimension, [...plan.scope.values]]]);
   for (const filter of plan.filters) if (filter.type === "string") wanted.set(filter.dimension, [...(filter.values as string[])]);
@@ -76,29 +80,36 @@ export async function runReportJson(connection: DuckDBConnection, codes: Diction
     let total = Number(written);
     // Only a report the limit cut needs counting again.
     if (total === plan.limit) total = Number((await runPrepared(connection, report.count, report.values.slice(0, -1), report.types.slice(0, -1)))[0][0]);
-    return { total, rowsJson: await readJsonTexts(file) };
+    const answer = await readJsonTexts(file, buffers);
+    return { total, rowsJson: answer.bytes, release: answer.release };
   } finally {
     await rm(file, { force: true });
   }
 }
 
 /** A file of JSON texts each followed by a comma, as the bytes of one JSON array: `[` before, the last comma `]`. */
-async function readJsonTexts(file: string): Promise<Uint8Array> {
+async function readJsonTexts(file: string, buffers: AnswerBuffers): Promise<AnswerBuffer> {
   const handle = await open(file, "r");
   try {
     const { size } = await handle.stat();
-    if (size === 0) return EMPTY_ARRAY;
+    if (size === 0) return { bytes: EMPTY_ARRAY, release: () => {} };
     // One buffer, read in place: the file's bytes at 1..size, `[` before them.
-    const bytes = Buffer.allocUnsafe(size + 1);
-    bytes[0] = 0x5b;
-    for (let at = 0; at < size; ) {
-      const { bytesRead } = await handle.read(bytes, 1 + at, size - at, at);
-      if (bytesRead === 0) throw new Error(`${file} ended after ${at} of ${size} bytes`);
-      at += bytesRead;
+    const answer = buffers.take(size + 1);
+    const { bytes } = answer;
+    try {
+      bytes[0] = 0x5b;
+      for (let at = 0; at < size; ) {
+        const { bytesRead } = await handle.read(bytes, 1 + at, size - at, at);
+        if (bytesRead === 0) throw new Error(`${file} ended after ${at} of ${size} bytes`);
+        at += bytesRead;
+      }
+      if (bytes[size] !== 0x2c) throw new Error(`${file} does not end with a comma`);
+    } catch (error) {
+      answer.release();
+      throw error;
     }
-    if (bytes[size] !== 0x2c) throw new Error(`${file} does not end with a comma`);
     bytes[size] = 0x5d;
-    return bytes;
+    return answer;
   } finally {
     await handle.close();
   }

@@ -11,6 +11,7 @@ import { DictionaryCodes } from "./codes.js";
 import type { FactInput } from "../fact-source.js";
 import { CredentialsCache } from "../credentials-cache.js";
 import { ReportFiles, runReportJson } from "./report.js";
+import { AnswerBuffers } from "./answer-buffers.js";
 import { planReport, readsFactDetail } from "../plan.js";
 
 /** `ReportStore` on DuckDB. */
@@ -18,6 +19,7 @@ export class DuckDBReportStore implements ReportStore {
   private readonly dictionaries: Dictionaries = createDictionaries();
   private readonly codes = new DictionaryCodes();
   private readonly reportFiles = new ReportFiles();
+  private readonly answerBuffers = new AnswerBuffers();
   /** One process holds the file (connection.ts), so every revocation passes through here: no expiry needed. */
   private readonly credentials = new CredentialsCache({ ttlMs: Number.POSITIVE_INFINITY });
   /** The hourly tables' columns, read at the first load. */
@@ -67,7 +69,7 @@ export class DuckDBReportStore implements ReportStore {
 
   async reportJson(query: ReportQuery): Promise<ReportJson> {
     const plan = planReport(query, { rollups: this.rollups });
-    const run = () => this.pool.use((connection) => runReportJson(connection, this.codes, this.reportFiles, plan));
+    const run = () => this.pool.use((connection) => runReportJson(connection, this.codes, this.reportFiles, this.answerBuffers, plan));
     return readsFactDetail(plan) ? this.detailedReports.run(run) : run();
   }
 
