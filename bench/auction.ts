@@ -400,7 +400,7 @@ async function main(): Promise<void> {
       const found = await measureCapacity(rig, peakRow ? Number(peakRow[2]) : 1000, capacitySeconds);
       printTable(
         `Capacity: banner offered open loop to the exchange without load shedding, ${capacitySeconds} s a step; capacity = the most auctions answered in time a second in a step with ≤ 1 % late`,
-        [["offered req/s", "answered in time /s", "late", "of requests", "target main thread µs/auction"], ...found.steps.map((s) => [String(s.offered), s.inTime.toFixed(0), String(s.late), String(s.requests), s.threadPerAuction.toFixed(0)])],
+        [["offered req/s", "answered in time /s", "late", "of requests", "target main thread µs/auction", "bidder calls/auction (circuits opened)"], ...found.steps.map((s) => [String(s.offered), s.inTime.toFixed(0), String(s.late), String(s.requests), s.threadPerAuction.toFixed(0), `${s.calls.perAuction.toFixed(2)} (${s.calls.opened})`])],
       );
       // No step in time (a very busy machine): the closed-loop rate stands in, and says so.
       const capacity = found.capacity > 0 ? found.capacity : peakRow ? Number(peakRow[2]) : 1000;
@@ -414,14 +414,14 @@ async function main(): Promise<void> {
           `where that thread is the limit, answering every request, at most ${(Math.max(0, (1 - (rate / capacity) * r) / (1 - r)) * 100).toFixed(0)} % of the capacity can run at ${rate}/s\n`,
       );
       const totals = await runOverloadRounds(rig, rate, overloadRounds, overloadSeconds / overloadRounds, overloadSettle);
-      const overloadRows = [["target", "offered req/s", "requests", "answered", `late > tmax+10 (${tmax + 10} ms)`, "run and answered in time /s", "vs capacity", "shed (204 at once)", "of them too late to run", "of the late: shed", "errors", "load gen: sent > 10 ms late", "of the late: sent late", "its worst lag ms", "its CPU µs/req", "target main thread µs/req", "settling: late of answered", "admission limit at the end (cuts)", "limit while measured min–median–max"]];
+      const overloadRows = [["target", "offered req/s", "requests", "answered", `late > tmax+10 (${tmax + 10} ms)`, "run and answered in time /s", "vs capacity", "shed (204 at once)", "of them too late to run", "of the late: shed", "errors", "load gen: sent > 10 ms late", "of the late: sent late", "its worst lag ms", "its CPU µs/req", "target main thread µs/req", "settling: late of answered", "admission limit at the end (cuts)", "limit while measured min–median–max", "bidder calls/auction run per round (circuits opened)"]];
       const names = { exchange: "exchange (load shedding, as serve)", noshed: "exchange without load shedding" };
-      for (const [key, { shedCounted, shedTooLate, result: r, limits, limitSamples, threadCpu }] of totals) {
+      for (const [key, { shedCounted, shedTooLate, result: r, limits, limitSamples, threadCpu, calls }] of totals) {
         if (r === undefined) continue;
         const inTimeRate = r.ranInTime / overloadSeconds;
         overloadRows.push([
           names[key], String(r.offered), String(r.requests), String(r.answered), String(r.late), inTimeRate.toFixed(0), `${((inTimeRate / capacity) * 100).toFixed(0)}%`, String(shedCounted), String(shedTooLate), String(r.lateShed), String(r.errors),
-          String(r.sentLate), String(r.lateSentLate), r.sendLagMax.toFixed(0), (r.cpuMicros / (r.requests + r.settling.answered)).toFixed(0), (threadCpu / (r.answered + r.settling.answered)).toFixed(0), `${r.settling.late} of ${r.settling.answered}`, limits.join(", ") || "-", spread(limitSamples),
+          String(r.sentLate), String(r.lateSentLate), r.sendLagMax.toFixed(0), (r.cpuMicros / (r.requests + r.settling.answered)).toFixed(0), (threadCpu / (r.answered + r.settling.answered)).toFixed(0), `${r.settling.late} of ${r.settling.answered}`, limits.join(", ") || "-", spread(limitSamples), calls.join(", "),
         ]);
       }
       printTable(

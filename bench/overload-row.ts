@@ -28,6 +28,24 @@ export interface OverloadRig {
   tmax: number;
 }
 
+/** Bid requests sent to all bidders, and times a circuit opened, from a target's stats. */
+function bidderCalls(stats: any): { calls: number; opened: number } {
+  const calls = Object.values(stats.bidders as Record<string, { requests: number }>).reduce((n, b) => n + b.requests, 0);
+  const opened = Object.values((stats.circuits ?? {}) as Record<string, { opened: number }>).reduce((n, c) => n + c.opened, 0);
+  return { calls, opened };
+}
+
+/**
+ * Bidder calls per auction run between two stats: 3 when every auction called the three bench
+ * bidders. Under overload the exchange's own lag makes bidders time out, their circuits open, and
+ * auctions then run without calling them: far cheaper, so figures with fewer calls measure less.
+ */
+export function callsPerAuction(before: any, after: any): { perAuction: number; opened: number } {
+  const [a, b] = [bidderCalls(before), bidderCalls(after)];
+  const ran = after.auctions - after.overloaded - (before.auctions - before.overloaded);
+  return { perAuction: ran > 0 ? (b.calls - a.calls) / ran : NaN, opened: b.opened - a.opened };
+}
+
 /** A step whose late answers are at most this share of its requests is "answered in time". */
 const IN_TIME_SHARE = 0.01;
 
@@ -39,10 +57,12 @@ interface Step {
   requests: number;
   /** Main-thread CPU of the target per auction answered, µs. */
   threadPerAuction: number;
+  /** Bidder calls per auction, and circuits opened in the step (callsPerAuction). */
+  calls: { perAuction: number; opened: number };
 }
 
 /**
- * The exchange's capacity without shedding: from `from` (down by 0.6 until a step answers ≥ 99 %
+ * The exchange's capacity without shedding: from half of `from` (down by 0.6 until a step answers ≥ 99 %
  * in time), offers rise by a quarter while a step does, then two bisections between the last good
  * and the first bad offer.
  * Bounded: at most 11 steps of `seconds` (+ 0.5 s settling) each.
@@ -50,17 +70,21 @@ interface Step {
 export async function measureCapacity(rig: OverloadRig, from: number, seconds: number): Promise<{ capacity: number; steps: Step[]; threadPerAuction: number }> {
   const steps: Step[] = [];
   const step = async (offered: number): Promise<boolean> => {
+    const statsBefore = await rig.stats("noshed");
     const before = await rig.threadCpu();
     const r = await rig.run({ url: rig.urls.noshed, body: rig.body, rate: offered, seconds, settleSeconds: 0.5, connections: 1000, lateAfterMs: rig.tmax + 10 });
     await rig.drained("noshed");
     const thread = (await rig.threadCpu()) - before;
-    steps.push({ offered, inTime: r.ranInTime / seconds, late: r.late, requests: r.requests, threadPerAuction: thread / (r.answered + r.settling.answered) });
-    return r.late <= IN_TIME_SHARE * r.requests && r.errors === 0;
+    steps.push({ offered, inTime: r.ranInTime / seconds, late: r.late, requests: r.requests, threadPerAuction: thread / (r.answered + r.settling.answered), calls: callsPerAuction(statsBefore, await rig.stats("noshed")) });
+    const good = r.late <= IN_TIME_SHARE * r.requests && r.errors === 0;
+    // A step past the capacity leaves a backlog (and slow answers) behind: let it clear.
+    if (!good) await new Promise((resolve) => setTimeout(resolve, 1000));
+    return good;
   };
   let good = 0;
   let bad = 0;
-  // Down from the closed-loop rate until a step is in time (a busy minute), then up by a quarter until one is not.
-  for (let rate = Math.max(200, Math.round(from)); steps.length < 4 && good === 0; rate = Math.round(rate * 0.6)) {
+  // Down from half the closed-loop rate (its bidders' circuits may have been open) until a step is in time (a busy minute), then up by a quarter until one is not.
+  for (let rate = Math.max(200, Math.round(from / 2)); steps.length < 4 && good === 0; rate = Math.round(rate * 0.6)) {
     if (await step(rate)) good = rate;
     else bad = rate;
   }
@@ -106,12 +130,14 @@ export interface OverloadTotals {
   limitSamples: number[];
   /** Main-thread CPU of the target over the measured rounds, µs. */
   threadCpu: number;
+  /** Bidder calls per auction run in each round, and circuits opened in it. */
+  calls: string[];
 }
 
 /** The overload rounds: `rate` offered to both variants in turns; totals per variant. */
 export async function overloadRounds(rig: OverloadRig, rate: number, rounds: number, perRound: number, settle: number): Promise<Map<"exchange" | "noshed", OverloadTotals>> {
   const totals = new Map<"exchange" | "noshed", OverloadTotals>();
-  for (const key of ["exchange", "noshed"] as const) totals.set(key, { result: undefined, shedCounted: 0, shedTooLate: 0, limits: [], limitSamples: [], threadCpu: 0 });
+  for (const key of ["exchange", "noshed"] as const) totals.set(key, { result: undefined, shedCounted: 0, shedTooLate: 0, limits: [], limitSamples: [], threadCpu: 0, calls: [] });
   // Rounds take turns (with, without, with, …) so that a slow minute of the machine weighs on both alike.
   for (let round = 0; round < rounds; round++) {
     for (const key of ["exchange", "noshed"] as const) {
@@ -134,6 +160,8 @@ export async function overloadRounds(rig: OverloadRig, rate: number, rounds: num
       const after = await rig.stats(key);
       total.shedCounted += after.overloaded - before.overloaded;
       total.shedTooLate += after.overloadedTooLate - before.overloadedTooLate;
+      const calls = callsPerAuction(before, after);
+      total.calls.push(`${calls.perAuction.toFixed(2)} (${calls.opened})`);
       if (after.admission) total.limits.push(`${after.admission.limit} (${after.admission.cuts - (before.admission?.cuts ?? 0)})`);
       total.result = total.result === undefined ? r : addOverload(total.result, r);
     }
