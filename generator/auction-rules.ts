@@ -20,6 +20,7 @@ const AUCTION_RULES = {
   "notice-pipelining": "number",
   "max-bid-cpm": "number",
   "breaker-timeout-floor-ms": "number",
+  "breaker-slip-ms": "number",
   "late-answer-grace-ms": "number",
   "shed-below-ms": "number",
   "admission-limit-initial": "number",

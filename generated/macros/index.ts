@@ -61,6 +61,7 @@ export const auctionRules = {
   "noticePipelining": 16,
   "maxBidCpm": 1000,
   "breakerTimeoutFloorMs": 100,
+  "breakerSlipMs": 10,
   "lateAnswerGraceMs": 1000,
   "shedBelowMs": 20,
   "admissionLimitInitial": 64,

@@ -24,13 +24,16 @@ const LENIENT_ANSWER = Object.freeze({ lenient: true, recommended: false });
  * was a fault. `budgetMs` is the time the bidder had: the caller sets it through tmax, so a
  * timeout within less than the bidder needs (its timeout_ms, else the floor) is not the
  * bidder's fault and is not charged (else twelve auctions with tmax 1 switched every bidder off).
+ * Nor is a timeout whose deadline the exchange saw `lateMs` > breaker-slip-ms late: its loop was
+ * behind (due timers run before sockets are read, so the answer may be waiting unread), and an
+ * overloaded exchange opened every circuit and ran its auctions without bidders.
  */
-export function answerArrived(env: AuctionEnv, context: AuctionContext, bidder: BidderRuntime, sent: BidRequest, outcome: CallOutcome, budgetMs: number): void {
+export function answerArrived(env: AuctionEnv, context: AuctionContext, bidder: BidderRuntime, sent: BidRequest, outcome: CallOutcome, budgetMs: number, lateMs: number): void {
   const faultsBefore = bidder.faultCount;
   try {
     takeAnswer(env, context, bidder, sent, outcome);
     if (bidder.faultCount === faultsBefore) bidder.breaker?.success();
-    else if (outcome.kind === "fault" && outcome.reason === "timeout" && budgetMs < bidder.breakerTimeoutMs) {
+    else if (outcome.kind === "fault" && outcome.reason === "timeout" && (budgetMs < bidder.breakerTimeoutMs || lateMs > auctionRules.breakerSlipMs)) {
       bidder.counters.timeoutsNotCharged++;
       bidder.breaker?.inconclusive();
     } else bidder.breaker?.failure();

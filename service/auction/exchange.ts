@@ -141,7 +141,7 @@ export class Exchange {
     this.fanOutDeps = {
       bidders: this.bidders,
       http: this.http,
-      onAnswer: (context, bidder, sent, outcome, budgetMs) => answerArrived(env, context, bidder, sent, outcome, budgetMs),
+      onAnswer: (context, bidder, sent, outcome, budgetMs, lateMs) => answerArrived(env, context, bidder, sent, outcome, budgetMs, lateMs),
       lateAnswerGraceMs: options.lateAnswerGraceMs ?? auctionRules.lateAnswerGraceMs,
       onBidderCall: options.onBidderCall,
     };

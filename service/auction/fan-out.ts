@@ -10,7 +10,8 @@ import { forwardedBody } from "./forward.js";
 import type { BidCall, CallOutcome, HttpClient } from "./http-client.js";
 
 /** Told each bidder's outcome: `sent` is the request that bidder received, `budgetMs` the time it had. */
-export type AnswerHandler = (context: AuctionContext, bidder: BidderRuntime, sent: BidRequest, outcome: CallOutcome, budgetMs: number) => void;
+/** `lateMs`: how late the exchange saw the call's deadline when the call timed out at it (0 otherwise). */
+export type AnswerHandler = (context: AuctionContext, bidder: BidderRuntime, sent: BidRequest, outcome: CallOutcome, budgetMs: number, lateMs: number) => void;
 
 /** What a fan-out needs of the exchange. */
 export interface FanOutDeps {
@@ -38,6 +39,8 @@ export function fanOut(deps: FanOutDeps, context: AuctionContext, sentAt: number
   return new Promise<void>((resolve) => {
     // One count for the loop itself, so that an answer reported synchronously cannot finish early.
     let pending = 1;
+    // Set while a deadline's timer expires its calls (they report synchronously): how late it ran.
+    let expiryLateMs = 0;
     const timers: NodeJS.Timeout[] = [];
     const settle = () => {
       if (--pending > 0) return;
@@ -72,14 +75,23 @@ export function fanOut(deps: FanOutDeps, context: AuctionContext, sentAt: number
       pending++;
       const call = http.postBidRequest(bidder.origin, bidder.path, body, (outcome) => {
         onBidderCall?.(bidder.config.id, performance.now() - sentAt, outcome.kind);
-        onAnswer(context, bidder, sent, outcome, ms);
+        onAnswer(context, bidder, sent, outcome, ms, expiryLateMs);
         settle();
       });
       let group = calls.get(ms);
       if (group === undefined) calls.set(ms, (group = []));
       group.push({ call, bidder });
     }
-    for (const [ms, group] of calls) timers.push(setTimeout(() => expireCalls(group, `no complete answer within ${ms} ms`, deps.lateAnswerGraceMs), ms));
+    for (const [ms, group] of calls) {
+      const due = performance.now() + ms;
+      timers.push(
+        setTimeout(() => {
+          expiryLateMs = Math.max(0, performance.now() - due);
+          expireCalls(group, `no complete answer within ${ms} ms`, deps.lateAnswerGraceMs);
+          expiryLateMs = 0;
+        }, ms),
+      );
+    }
     settle();
   });
 }
