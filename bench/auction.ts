@@ -71,6 +71,7 @@ const USAGE = `Usage: npx tsx bench/auction.ts [options]
                         quarter to the exchange without shedding until more than 1 % answer late;
                         the capacity is the most auctions a second it answered in time
   ADXKIT_BENCH_CPU_PROF=DIR profiles the target process.
+  ADXKIT_BENCH_NO_BREAKER=1 runs the exchange without its circuit breaker (like-for-like overload rounds).
 Examples:
   npx tsx bench/auction.ts --payloads banner --targets bare,exchange --overload-rounds 4
   npx tsx bench/auction.ts --payloads banner --targets exchange --rounds 1 --overload-seconds 16   (mostly the overload row)`;
@@ -129,7 +130,9 @@ async function target(endpoints: string[]): Promise<void> {
           publicUrl: "http://127.0.0.1:8080",
           openAuction: true,
           ...variant,
-          circuitBreaker: {}, // as adxkit serve has it
+          // As adxkit serve has it; ADXKIT_BENCH_NO_BREAKER=1 leaves it off, so that overload rounds
+          // compare auctions that all call their bidders (starved bidders open circuits otherwise).
+          circuitBreaker: process.env.ADXKIT_BENCH_NO_BREAKER === "1" ? undefined : {},
         });
         await app.listen({ port: 0, host: "127.0.0.1" });
         return [key, { app, handle }] as const;
