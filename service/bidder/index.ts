@@ -9,7 +9,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { iab, type Bid, type BidRequest, type Imp } from "@adxkit/bindings";
 import { bidderPlugin, type OperationInput, type OperationOutput } from "@adxkit/bindings/fastify";
 import { bannerMarkup, nativeMarkup, vastMarkup, type CreativeUrls } from "./creatives.js";
-import { between, seededRandom, type Random } from "./random.js";
+import { between, seededRandom, type Random } from "../random.js";
 
 export { VAST_TRACKING_EVENTS } from "./creatives.js";
 
