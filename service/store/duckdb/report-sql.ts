@@ -9,7 +9,10 @@
  * row's JSON made by `json_object`. A report without dimensions is one row. A report with
  * dimensions is a `SELECT … ORDER BY … LIMIT` of one JSON text per row that DuckDB's CSV writer
  * copies to a file in order, each row ended by a comma (report.ts); JS never builds an object per
- * row.
+ * row. A report without dimensions selects only its counters' sums, from which JS computes and
+ * writes the metrics as the SQL here and `json_object` would (json-text.ts): DuckDB binds and
+ * plans a statement with bound values again at every run, and the metric expressions and
+ * `json_object` were most of that.
  */
 import { DATE, INTEGER, TIMESTAMP, DuckDBDateValue, DuckDBTimestampValue, type DuckDBType, type DuckDBValue } from "@duckdb/node-api";
 import type { ReportMetricTable } from "@adxkit/bindings/reports";
@@ -17,8 +20,8 @@ import type { PlanPart, ReportPlan } from "../plan.js";
 import { columnOf, dictionaryOf, TIME_COLUMN, tableOf } from "./layout.js";
 
 /**
- * A report ready to run. `row`: one row, `total` (DOUBLE) and `rows` (the JSON array's UTF-8
- * bytes, a BLOB: JS never decodes it to a string). `copy`: `select` gives the rows' JSON texts
+ * A report ready to run. `row`: one row, the sums of the plan's counters in their order (NULL when
+ * no row was summed). `copy`: `select` gives the rows' JSON texts
  * to copy (one column), in order and cut at the limit (the last value); `count` (the values
  * without the limit) counts them before the limit.
  */
@@ -92,8 +95,13 @@ export function renderReport(plan: ReportPlan, codesOf: CodesOf): ReportSql {
   // No hour in the range: nothing to read, yet a report without dimensions still has its zero row.
   if (parts.length === 0) parts.push(`SELECT ${project(undefined)} FROM ${plan.side}_hourly s WHERE FALSE${where}`);
 
+  const from = `FROM (${parts.join(" UNION ALL ")})`;
+  if (plan.dimensions.length === 0) {
+    // One row of sums, always (NULL where no row was summed: JS reads it as 0): no sorting, counting or limit to do.
+    return { kind: "row", sql: `SELECT ${plan.counters.map((c) => `SUM(${c}) AS ${c}`).join(", ")} ${from}`, values: params.values, types: params.types };
+  }
   const keys = plan.dimensions.map((_, i) => `k${i}`);
-  const grouped = `SELECT ${[...keys, ...plan.counters.map((c) => `COALESCE(SUM(${c}), 0) AS ${c}`)].join(", ")} FROM (${parts.join(" UNION ALL ")})${keys.length > 0 ? ` GROUP BY ${keys.join(", ")}` : ""}`;
+  const grouped = `SELECT ${[...keys, ...plan.counters.map((c) => `COALESCE(SUM(${c}), 0) AS ${c}`)].join(", ")} ${from} GROUP BY ${keys.join(", ")}`;
 
   // Strings leave as names (joined only here, after grouping); hours as text, days as DATEs,
   // which json_object writes as YYYY-MM-DD itself (cheaper than strftime per row).
@@ -104,11 +112,6 @@ export function renderReport(plan: ReportPlan, codesOf: CodesOf): ReportSql {
     if (d.type === "hour") return `strftime(g.k${i}, '%Y-%m-%dT%H:%M:%S')`;
     return `g.k${i}`;
   };
-  if (plan.dimensions.length === 0) {
-    // One total row, always: no sorting, counting or limit to do.
-    const pairs = plan.metrics.map((m) => `'${m.name}', ${metricSql(m, plan.zeroDenominator)}`);
-    return { kind: "row", sql: `WITH g AS (${grouped}) SELECT CAST(1 AS DOUBLE) AS total, encode('[' || json_object(${pairs.join(", ")}) || ']') AS rows FROM g`, values: params.values, types: params.types };
-  }
   // One column: each row's JSON object, its keys in this order.
   const pairs = [...plan.dimensions.map((d, i) => `'${d.name}', ${field(i)}`), ...plan.metrics.map((m) => `'${m.name}', ${metricSql(m, plan.zeroDenominator)}`)];
   const order = plan.dimensions.map((d, i) => (d.type === "string" ? `d${i}.value` : `g.k${i}`)).join(", ");

@@ -8,17 +8,19 @@
  * keeps the ORDER BY's order in what COPY writes (its docs, "Order Preservation"; while
  * `preserve_insertion_order` is on, its default, which adxkit never turns off), so no window
  * numbers the rows and no ordered `string_agg` joins them (docs/benchmarks.md, "The read side",
- * parts three and four).
+ * parts three and four). A report without dimensions is one row of its counters' sums, from
+ * which JS computes and writes the metrics as the SQL and DuckDB would (json-text.ts).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { open, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { DuckDBBlobValue, DuckDBConnection } from "@duckdb/node-api";
+import type { DuckDBConnection } from "@duckdb/node-api";
 import type { ReportPlan } from "../plan.js";
 import type { ReportJson } from "../store.js";
 import type { AnswerBuffer, AnswerBuffers } from "./answer-buffers.js";
 import type { DictionaryCodes } from "./codes.js";
+import { metricsObjectJson, type Sum } from "./json-text.js";
 import { renderReport } from "./report-sql.js";
 import { runPrepared } from "./statements.js";
 
@@ -71,8 +73,9 @@ export async function runReportJson(connection: DuckDBConnection, codes: Diction
   await codes.load(connection, wanted);
   const report = renderReport(plan, (dimension, wantedValues) => codes.codesOf(dimension, wantedValues));
   if (report.kind === "row") {
-    const [[total, rows]] = await runPrepared(connection, report.sql, report.values, report.types);
-    return { total: Number(total), rowsJson: (rows as DuckDBBlobValue).bytes };
+    const [values] = await runPrepared(connection, report.sql, report.values, report.types);
+    const sums = new Map(plan.counters.map((counter, i) => [counter, values[i] as Sum]));
+    return { total: 1, rowsJson: `[${metricsObjectJson(plan.metrics, sums, plan.zeroDenominator)}]` };
   }
   const file = files.fileOf(connection);
   try {
