@@ -21,7 +21,7 @@
  * connections from a load generator in a process of its own (open-loop.ts), to the exchange with
  * its load shedding (as `adxkit serve` runs it) and without, in alternating rounds: how many
  * answers came after tmax + 10 ms, and how many auctions were still run and answered in time,
- * against the capacity. Each round lets the admission limit settle first (counted apart).
+ * against the capacity. Each round lets the admission rate settle first (counted apart).
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -72,6 +72,7 @@ const USAGE = `Usage: npx tsx bench/auction.ts [options]
                         the capacity is the most auctions a second it answered in time
   ADXKIT_BENCH_CPU_PROF=DIR profiles the target process.
   ADXKIT_BENCH_NO_BREAKER=1 runs the exchange without its circuit breaker (like-for-like overload rounds).
+  ADXKIT_BENCH_ADMISSION=JSON overrides the shedding exchange's admission rules, e.g. '{"lagMs":30}' (overload.ts).
 Examples:
   npx tsx bench/auction.ts --payloads banner --targets bare,exchange --overload-rounds 4
   npx tsx bench/auction.ts --payloads banner --targets exchange --rounds 1 --overload-seconds 16   (mostly the overload row)`;
@@ -110,13 +111,13 @@ async function target(endpoints: string[]): Promise<void> {
     spoolDirs.push(dir);
     return dir;
   };
-  const variants: Record<NoticeTarget, { spoolDir?: string; noticeThread: boolean; loadShedding: boolean | { admission: { initial: number; min: number } } }> = {
+  const variants: Record<NoticeTarget, { spoolDir?: string; noticeThread: boolean; loadShedding: boolean | { admission: { initialRate: number; inFlightMin: number; targetUtilisation: number } } }> = {
     exchange: { spoolDir: spoolDir(), noticeThread: true, loadShedding: true },
     nospool: { noticeThread: true, loadShedding: true },
     mainthread: { spoolDir: spoolDir(), noticeThread: false, loadShedding: true },
     noshed: { spoolDir: spoolDir(), noticeThread: true, loadShedding: false },
-    // Sheds every auction (a limit of 0): what a shed alone costs (overload-row.ts).
-    shedall: { noticeThread: true, loadShedding: { admission: { initial: 0, min: 0 } } },
+    // Sheds every auction (a rate of 0, none always admitted, a target of 0 that never lifts it): what a shed alone costs (overload-row.ts).
+    shedall: { noticeThread: true, loadShedding: { admission: { initialRate: 0, inFlightMin: 0, targetUtilisation: 0 } } },
   };
   const exchanges = Object.fromEntries(
     await Promise.all(
@@ -130,6 +131,8 @@ async function target(endpoints: string[]): Promise<void> {
           publicUrl: "http://127.0.0.1:8080",
           openAuction: true,
           ...variant,
+          // ADXKIT_BENCH_ADMISSION='{"lagMs":30}' overrides the shedding exchange's admission rules (tuning).
+          ...(key === "exchange" && process.env.ADXKIT_BENCH_ADMISSION ? { loadShedding: { admission: JSON.parse(process.env.ADXKIT_BENCH_ADMISSION) } } : {}),
           // As adxkit serve has it; ADXKIT_BENCH_NO_BREAKER=1 leaves it off, so that overload rounds
           // compare auctions that all call their bidders (starved bidders open circuits otherwise).
           circuitBreaker: process.env.ADXKIT_BENCH_NO_BREAKER === "1" ? undefined : {},
@@ -417,14 +420,14 @@ async function main(): Promise<void> {
           `where that thread is the limit, answering every request, at most ${(Math.max(0, (1 - (rate / capacity) * r) / (1 - r)) * 100).toFixed(0)} % of the capacity can run at ${rate}/s\n`,
       );
       const totals = await runOverloadRounds(rig, rate, overloadRounds, overloadSeconds / overloadRounds, overloadSettle);
-      const overloadRows = [["target", "offered req/s", "requests", "answered", `late > tmax+10 (${tmax + 10} ms)`, "run and answered in time /s", "vs capacity", "shed (204 at once)", "of them too late to run", "of the late: shed", "errors", "load gen: sent > 10 ms late", "of the late: sent late", "its worst lag ms", "its CPU µs/req", "target main thread µs/req", "settling: late of answered", "admission limit at the end (cuts)", "limit while measured min–median–max", "bidder calls/auction run per round (circuits opened)"]];
+      const overloadRows = [["target", "offered req/s", "requests", "answered", `late > tmax+10 (${tmax + 10} ms)`, "run and answered in time /s", "vs capacity", "shed (204 at once)", "of them too late to run", "of the late: shed", "errors", "load gen: sent > 10 ms late", "of the late: sent late", "its worst lag ms", "its CPU µs/req", "target main thread µs/req", "settling: late of answered", "admission rate at the end (cuts)", "rate while measured min–median–max", "loop utilisation % while measured", "bidder calls/auction run per round (circuits opened)"]];
       const names = { exchange: "exchange (load shedding, as serve)", noshed: "exchange without load shedding" };
-      for (const [key, { shedCounted, shedTooLate, result: r, limits, limitSamples, threadCpu, calls }] of totals) {
+      for (const [key, { shedCounted, shedTooLate, result: r, limits, limitSamples, utilisationSamples, threadCpu, calls }] of totals) {
         if (r === undefined) continue;
         const inTimeRate = r.ranInTime / overloadSeconds;
         overloadRows.push([
           names[key], String(r.offered), String(r.requests), String(r.answered), String(r.late), inTimeRate.toFixed(0), `${((inTimeRate / capacity) * 100).toFixed(0)}%`, String(shedCounted), String(shedTooLate), String(r.lateShed), String(r.errors),
-          String(r.sentLate), String(r.lateSentLate), r.sendLagMax.toFixed(0), (r.cpuMicros / (r.requests + r.settling.answered)).toFixed(0), (threadCpu / (r.answered + r.settling.answered)).toFixed(0), `${r.settling.late} of ${r.settling.answered}`, limits.join(", ") || "-", spread(limitSamples), calls.join(", "),
+          String(r.sentLate), String(r.lateSentLate), r.sendLagMax.toFixed(0), (r.cpuMicros / (r.requests + r.settling.answered)).toFixed(0), (threadCpu / (r.answered + r.settling.answered)).toFixed(0), `${r.settling.late} of ${r.settling.answered}`, limits.join(", ") || "-", spread(limitSamples), spread(utilisationSamples), calls.join(", "),
         ]);
       }
       printTable(

@@ -6,7 +6,7 @@
  * It sorts the answers: after `lateAfterMs` from when the request was due is late (a caller
  * throws it away); a 204 with `x-adxkit-no-bid: overloaded` is an auction not run (shed); any
  * other 200/204 in time is an auction run and answered in time. The first `settleSeconds` let the
- * target's admission limit settle: their answers are counted apart. Bounded: `rate × (settle +
+ * target's admission rate settle: their answers are counted apart. Bounded: `rate × (settle +
  * seconds)` requests, then at most 5 s for the last answers.
  */
 import { connect, type Socket } from "node:net";

@@ -22,7 +22,7 @@ export interface OverloadRig {
   drained(key: "exchange" | "noshed"): Promise<unknown>;
   /** CPU time of the target's main thread, µs. */
   threadCpu(): Promise<number>;
-  /** The exchange with load shedding, without, and shedding every auction (a limit of 0). */
+  /** The exchange with load shedding, without, and shedding every auction (a rate of 0). */
   urls: { exchange: string; noshed: string; shedall: string };
   body: string;
   tmax: number;
@@ -124,10 +124,11 @@ export interface OverloadTotals {
   /** Sheds the exchange counted, and of them those read and found too late to run. */
   shedCounted: number;
   shedTooLate: number;
-  /** The admission limit after each round (its cuts). */
+  /** The admission rate after each round (the windows that cut it). */
   limits: string[];
-  /** The admission limit sampled every 100 ms during the measured part of the rounds. */
+  /** The admission rate (auctions/s; Infinity: none), and the loop's utilisation in %, sampled every 100 ms during the measured part of the rounds. */
   limitSamples: number[];
+  utilisationSamples: number[];
   /** Main-thread CPU of the target over the measured rounds, µs. */
   threadCpu: number;
   /** Bidder calls per auction run in each round, and circuits opened in it. */
@@ -137,7 +138,7 @@ export interface OverloadTotals {
 /** The overload rounds: `rate` offered to both variants in turns; totals per variant. */
 export async function overloadRounds(rig: OverloadRig, rate: number, rounds: number, perRound: number, settle: number): Promise<Map<"exchange" | "noshed", OverloadTotals>> {
   const totals = new Map<"exchange" | "noshed", OverloadTotals>();
-  for (const key of ["exchange", "noshed"] as const) totals.set(key, { result: undefined, shedCounted: 0, shedTooLate: 0, limits: [], limitSamples: [], threadCpu: 0, calls: [] });
+  for (const key of ["exchange", "noshed"] as const) totals.set(key, { result: undefined, shedCounted: 0, shedTooLate: 0, limits: [], limitSamples: [], utilisationSamples: [], threadCpu: 0, calls: [] });
   // Rounds take turns (with, without, with, …) so that a slow minute of the machine weighs on both alike.
   for (let round = 0; round < rounds; round++) {
     for (const key of ["exchange", "noshed"] as const) {
@@ -150,7 +151,10 @@ export async function overloadRounds(rig: OverloadRig, rate: number, rounds: num
         await new Promise((resolve) => setTimeout(resolve, settle * 1000));
         while (running) {
           const { admission } = await rig.stats(key);
-          if (admission) total.limitSamples.push(admission.limit);
+          if (admission) {
+            total.limitSamples.push(admission.rate ?? Infinity);
+            total.utilisationSamples.push(Math.round(admission.utilisation * 100));
+          }
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
       }
@@ -162,7 +166,7 @@ export async function overloadRounds(rig: OverloadRig, rate: number, rounds: num
       total.shedTooLate += after.overloadedTooLate - before.overloadedTooLate;
       const calls = callsPerAuction(before, after);
       total.calls.push(`${calls.perAuction.toFixed(2)} (${calls.opened})`);
-      if (after.admission) total.limits.push(`${after.admission.limit} (${after.admission.cuts - (before.admission?.cuts ?? 0)})`);
+      if (after.admission) total.limits.push(`${after.admission.rate ?? "none"} (${after.admission.cuts - (before.admission?.cuts ?? 0)})`);
       total.result = total.result === undefined ? r : addOverload(total.result, r);
     }
   }
@@ -173,5 +177,6 @@ export async function overloadRounds(rig: OverloadRig, rate: number, rounds: num
 export function spread(samples: number[]): string {
   if (samples.length === 0) return "-";
   const sorted = [...samples].sort((a, b) => a - b);
-  return `${sorted[0]}–${sorted[Math.floor(sorted.length / 2)]}–${sorted[sorted.length - 1]}`;
+  const shown = (n: number) => (n === Infinity ? "none" : String(n));
+  return `${shown(sorted[0])}–${shown(sorted[Math.floor(sorted.length / 2)])}–${shown(sorted[sorted.length - 1])}`;
 }

@@ -991,7 +991,7 @@ export interface operations {
             /** @description No imp has a winning bid; or the auction was not run because the exchange is overloaded (x-adxkit-auction overload) or cannot trade in the request's currencies (x-adxkit-auction currency), which the header x-adxkit-no-bid says. */
             204: {
                 headers: {
-                    /** @description Present when the exchange did not run the auction: `overloaded`, the exchange's auctions in flight were at its admission limit when the request arrived, or the request waited too long unseen for its bidders to get shed-below-ms of its tmax (x-adxkit-auction overload); `currency-unsupported`, no currency of the request's cur can be converted to the reports' currency (x-adxkit-auction currency). Absent on an auction that ran and found no winning bid. */
+                    /** @description Present when the exchange did not run the auction: `overloaded`, the exchange was admitting auctions at its admission rate and had none left when the request arrived, or the request waited too long unseen for its bidders to get shed-below-ms of its tmax (x-adxkit-auction overload); `currency-unsupported`, no currency of the request's cur can be converted to the reports' currency (x-adxkit-auction currency). Absent on an auction that ran and found no winning bid. */
                     "x-adxkit-no-bid"?: "overloaded" | "currency-unsupported";
                     [name: string]: unknown;
                 };

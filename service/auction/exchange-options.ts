@@ -60,12 +60,12 @@ export interface ExchangeOptions {
    */
   noticeThread?: boolean;
   /**
-   * Shed load instead of answering late (x-adxkit-auction overload, overload.ts): a request that
-   * arrives while the auctions in flight are at the adaptive admission limit is answered 204
-   * before its body is read (`admitLoad`); the loop's lag counts as spent time, and an auction
-   * left with less than shed-below-ms for its bidders is answered 204 at once; both counted
-   * overloaded. Off when absent; `adxkit serve` (startServer) turns it on. Tests pass the lag
-   * probe's clock and the limit's rules (the spec's admission-* by default).
+   * Shed load instead of answering late (x-adxkit-auction overload, overload.ts): auctions are
+   * admitted at an adaptive rate kept where the event loop keeps up; a request finding no room
+   * is answered 204 before its body is read (`admitLoad`); the loop's lag counts as spent time,
+   * and an auction left with less than shed-below-ms for its bidders is answered 204 at once;
+   * both counted overloaded. Off when absent; `adxkit serve` (startServer) turns it on. Tests
+   * pass the lag probe's clock and the rate's rules (the spec's admission-* by default).
    */
   loadShedding?: boolean | (LagProbeOptions & { admission?: AdmissionOptions });
   /** How long close() waits for notices in flight (default 1000 ms). */

@@ -28,7 +28,7 @@ import { isSafeCpm, MAX_SAFE_CPM, toMicros } from "./money.js";
 import { NoticeOrigins } from "./notice-origins.js";
 import { NoticeThread } from "./notice-thread.js";
 import { NoticeSender } from "./notices.js";
-import { AdmissionLimit, LoopLagProbe, type AdmissionTicket } from "./overload.js";
+import { AdmissionRate, LoopLagProbe } from "./overload.js";
 import { ExchangeStats } from "./stats.js";
 import type { SealKeyRing } from "./token-seal.js";
 import { fetchMissingMarkup, pickWinners } from "./winners.js";
@@ -82,8 +82,8 @@ export class Exchange {
   private readonly gate: AuctionGate | undefined;
   /** The event loop's lag, with load shedding on (overload.ts). */
   private readonly lag: LoopLagProbe | undefined;
-  /** The limit on auctions in flight, with load shedding on (overload.ts). */
-  private readonly admission: AdmissionLimit | undefined;
+  /** The rate auctions are admitted at, with load shedding on (overload.ts). */
+  private readonly admission: AdmissionRate | undefined;
 
   constructor(private readonly options: ExchangeOptions) {
     this.logger = options.logger ?? silent;
@@ -148,18 +148,24 @@ export class Exchange {
     this.answerSettings = { publicUrl: options.publicUrl.replace(/\/+$/, ""), billingTtlMs: options.billingTtlMs ?? auctionRules.billingTokenTtlMs, noticeQueue: this.noticeQueue };
     this.billingCalls = new BillingCalls(env, this.noticeQueue);
     const shedding = options.loadShedding;
-    this.lag = shedding ? new LoopLagProbe(shedding === true ? {} : shedding) : undefined;
-    this.admission = shedding
-      ? new AdmissionLimit({
-          initial: auctionRules.admissionLimitInitial,
-          min: auctionRules.admissionLimitMin,
-          targetFraction: auctionRules.admissionTargetFraction,
-          lateShare: auctionRules.admissionLateShare,
+    if (shedding) {
+      const probe = shedding === true ? {} : shedding;
+      this.lag = new LoopLagProbe(probe, (now, lateMs) => this.admission?.tick(now, lateMs));
+      this.admission = new AdmissionRate(
+        {
+          windowMs: auctionRules.admissionWindowMs,
+          lagMs: auctionRules.admissionLagMs,
+          targetUtilisation: auctionRules.admissionTargetUtilisation,
           decrease: auctionRules.admissionDecrease,
           increase: auctionRules.admissionIncrease,
+          burstMs: auctionRules.admissionBurstMs,
+          inFlightMin: auctionRules.admissionInFlightMin,
+          initialRate: Infinity,
           ...(shedding === true ? {} : shedding.admission),
-        })
-      : undefined;
+        },
+        this.lag.clock,
+      );
+    }
   }
 
   /**
@@ -171,24 +177,23 @@ export class Exchange {
   }
 
   /**
-   * With load shedding, whether an auction request that arrived at `startedAt` may be read: a
-   * ticket while the auctions in flight are under the admission limit (hand it to `auction` and,
-   * once its answer has left, to `admissionDone`), else the 204 to answer at once, before its
-   * body is read (so it counts in no report, only as overloaded). Undefined without load shedding.
+   * With load shedding, whether an auction request may be read: true while the admission rate
+   * has room for it (call `admissionDone` once its answer has left), else the 204 to answer at
+   * once, before its body is read (so it counts in no report, only as overloaded). Undefined
+   * without load shedding.
    */
-  admitLoad(startedAt: number): AdmissionTicket | OperationOutput | undefined {
+  admitLoad(): true | OperationOutput | undefined {
     if (this.admission === undefined) return undefined;
-    const ticket = this.admission.admit(startedAt, this.defaultTmaxMs);
-    if (ticket !== undefined) return ticket;
+    if (this.admission.admit()) return true;
     this.counters.auctions++;
     this.counters.overloaded++;
     this.counters.noBid++;
     return SHED_OUTPUT;
   }
 
-  /** An admitted auction's answer has left (or its connection closed): the limit learns how long it took. */
-  admissionDone(ticket: AdmissionTicket): void {
-    this.admission?.done(ticket, performance.now() - ticket.startedAt);
+  /** An admitted auction's answer has left (or its connection closed): one fewer in flight. */
+  admissionDone(): void {
+    this.admission?.done();
   }
 
   /** How late the bidders' timers will fire, counted as spent (0 without load shedding). */
@@ -213,7 +218,7 @@ export class Exchange {
    * POST /openrtb2/auction. `startedAt` is performance.now() when the request arrived;
    * `account` the caller's, from `admit` (not needed for an open auction).
    */
-  async auction(input: OperationInput<BidRequest>, startedAt = performance.now(), account?: AuctionAccount, ticket?: AdmissionTicket): Promise<OperationOutput> {
+  async auction(input: OperationInput<BidRequest>, startedAt = performance.now(), account?: AuctionAccount): Promise<OperationOutput> {
     this.counters.auctions++;
     if (this.gate !== undefined && account === undefined) {
       this.counters.auth.unauthorized++;
@@ -229,7 +234,6 @@ export class Exchange {
     const forbidden = account !== undefined ? this.gate!.publisherRefusal(request, account) : undefined;
     if (forbidden !== undefined) return forbidden;
     const tmax = effectiveTmax(request.tmax, this.defaultTmaxMs);
-    if (ticket !== undefined) ticket.tmaxMs = tmax;
     const currency = auctionCurrency(request, this.env.rates);
     const context = openAuction(this.env, request, currency ?? auctionRules.reportCurrency);
     if (context.slots.size === 0) {
@@ -249,7 +253,6 @@ export class Exchange {
       // long turn of a busy loop, auctions with half their tmax left (most of the sheds measured).
       this.counters.overloaded++;
       this.counters.overloadedTooLate++;
-      if (ticket !== undefined) ticket.tooLate = true;
       output = SHED_OUTPUT;
     } else {
       const sentAt = performance.now();
@@ -257,8 +260,6 @@ export class Exchange {
       // an auction worth running keeps shed-below-ms (bidders mostly answer well before it).
       const budget = Math.max(SHED_BELOW_MS, bidderBudget(tmax, sentAt - startedAt + this.timerSlipMs()));
       await fanOut(this.fanOutDeps, context, sentAt, budget);
-      // The bidders' time is not the exchange's own: it must not cut the admission limit (overload.ts).
-      if (ticket !== undefined) ticket.biddersMs = Math.min(performance.now() - sentAt, budget);
       const winners = pickWinners(context);
       await fetchMissingMarkup(this.env, this.notices, context, winners, startedAt + tmax - MARKUP_FETCH_SAFETY_MS);
       output = bidResponse(this.env, this.answerSettings, context, winners);

@@ -9,7 +9,6 @@ import type { AuctionAccount } from "../accounts/auction-keys.js";
 import type { Admission } from "./auction-auth.js";
 import { Exchange, type ExchangeOptions } from "./exchange.js";
 import { parseBidRequestBody } from "./forward.js";
-import type { AdmissionTicket } from "./overload.js";
 import type { SealKeyRing } from "./token-seal.js";
 import type { CurrencyConverter } from "./currency.js";
 
@@ -49,8 +48,6 @@ interface ExchangeRequest extends FastifyRequest {
   adxkitStartedAt: number;
   /** The supply account an admitted auction request runs for (auction-auth.ts). */
   adxkitAccount: AuctionAccount | null;
-  /** An admitted auction's place under the admission limit (load shedding, overload.ts). */
-  adxkitTicket: AdmissionTicket | null;
 }
 
 /**
@@ -65,7 +62,6 @@ export function registerExchange(app: FastifyInstance, options: ExchangeOptions)
     await exchange.loadAuctionKeys();
     scope.decorateRequest("adxkitStartedAt", 0);
     scope.decorateRequest("adxkitAccount", null);
-    scope.decorateRequest("adxkitTicket", null);
     /**
      * After the key check (`admission` undefined for an open auction): the refusal, or a shed, is
      * answered here and the request ends; else the request goes on (`done`) with its account.
@@ -76,22 +72,20 @@ export function registerExchange(app: FastifyInstance, options: ExchangeOptions)
         reply.code(status).headers(headers ?? {}).type("application/json; charset=utf-8").send(JSON.stringify(body));
         return;
       }
-      const load = exchange.admitLoad(request.adxkitStartedAt);
-      if (load !== undefined && !("seq" in load)) {
+      const load = exchange.admitLoad();
+      if (load === true) {
+        // 'close' comes once for every response: answered, failed or its connection gone.
+        reply.raw.once("close", () => exchange.admissionDone());
+      } else if (load !== undefined) {
         reply.code(load.status).headers(load.headers ?? {}).send();
         return;
-      }
-      if (load !== undefined) {
-        request.adxkitTicket = load;
-        // 'close' comes once for every response: answered, failed or its connection gone.
-        reply.raw.once("close", () => exchange.admissionDone(load));
       }
       if (admission !== undefined) request.adxkitAccount = admission.account;
       done();
     };
     // The auction's clock starts when the request arrives, before its body is read; so do
     // the check of its key (an unauthenticated caller costs no body read and no JSON parse) and
-    // load shedding (an auction over the admission limit costs little more than its answer).
+    // load shedding (an auction over the admission rate costs little more than its answer).
     // A callback hook, not an async one: an open auction (no key to look up) goes on in the same
     // tick, without a promise and a microtask per request.
     scope.addHook("onRequest", (fastifyRequest, reply, done) => {
@@ -110,7 +104,7 @@ export function registerExchange(app: FastifyInstance, options: ExchangeOptions)
       handlers: {
         auction: (input) => {
           const request = input.request as ExchangeRequest;
-          return exchange.auction(input, request.adxkitStartedAt, request.adxkitAccount ?? undefined, request.adxkitTicket ?? undefined);
+          return exchange.auction(input, request.adxkitStartedAt, request.adxkitAccount ?? undefined);
         },
         billingEvent: (input) => exchange.billing(input),
       },

@@ -1,5 +1,5 @@
 /**
- * Load shedding (x-adxkit-auction overload): the event loop's lag, and the admission limit below.
+ * Load shedding (x-adxkit-auction overload): the event loop's lag, and the admission rate below.
  * The exchange's clock starts when Fastify hands it a request, but an overloaded process reads
  * its sockets late: the bytes wait in the kernel while the loop answers other auctions, and
  * that time is invisible from inside the request. A timer measures it: it asks to run every
@@ -13,13 +13,16 @@
  * right now, i.e. how far the current turn has run past its time. The larger is the wait (the
  * auction's clock starts that much earlier, counted once in whether it is too late to run) and,
  * again, the slip of its bidders' timers (their budget, never below shed-below-ms); what is
- * admitted at all is the admission limit's decision.
+ * admitted at all is the admission rate's decision, judged on the probe's ticks.
  */
+import { performance } from "node:perf_hooks";
 
-/** The clock and timer the probe uses (injected in tests). */
+/** The clock and timer the probe uses, and the loop's busy time (injected in tests). */
 export interface LagClock {
   now(): number;
   every(ms: number, tick: () => void): { stop(): void };
+  /** Milliseconds the event loop has spent running callbacks so far (not waiting for I/O). */
+  busyMs(): number;
 }
 
 const realClock: LagClock = {
@@ -29,6 +32,8 @@ const realClock: LagClock = {
     timer.unref();
     return { stop: () => clearInterval(timer) };
   },
+  // libuv's own count of the time outside its poll for I/O: reading it costs about a microsecond.
+  busyMs: () => performance.eventLoopUtilization().active,
 };
 
 /** Options of the probe (ExchangeOptions.loadShedding). */
@@ -40,13 +45,14 @@ export interface LagProbeOptions {
 
 /** Estimates the time a request that arrives now waits before its callback runs. */
 export class LoopLagProbe {
+  readonly clock: LagClock;
   private readonly intervalMs: number;
-  private readonly clock: LagClock;
   private readonly timer: { stop(): void };
   private last: number;
   private lastLateness = 0;
 
-  constructor(options: LagProbeOptions = {}) {
+  /** `onTick(now, lateMs)` after each tick (the admission rate's measurements). */
+  constructor(options: LagProbeOptions = {}, private readonly onTick?: (now: number, lateMs: number) => void) {
     this.intervalMs = options.intervalMs ?? 5;
     this.clock = options.clock ?? realClock;
     this.last = this.clock.now();
@@ -57,6 +63,7 @@ export class LoopLagProbe {
     const now = this.clock.now();
     this.lastLateness = Math.max(0, now - this.last - this.intervalMs);
     this.last = now;
+    this.onTick?.(now, this.lastLateness);
   }
 
   /** Milliseconds a request arriving now is likely to have waited unseen (also how late a timer set now will run). */
@@ -76,109 +83,135 @@ export class LoopLagProbe {
 }
 
 /**
- * Admission control (x-adxkit-auction overload, admission-*): a limit on the auctions in flight
- * (admitted, not yet answered). A request over it is answered 204 `overloaded` before its body is
- * read. The limit is judged a window at a time, a window being as many answers as the limit, of
- * auctions admitted since it last changed: when more than admission-late-share of them spent more
- * than admission-target-fraction of their tmax on their own (from when they arrived, so the loop's
- * lag is in it, less the wait for their bidders: a slow bidder is not load), it is multiplied by admission-decrease; when a whole window came with no
- * more late than that and the limit bound (at least half of it in use), by admission-increase: it
- * settles where about admission-late-share of the auctions spend admission-target-fraction of tmax on their own. Why a limit and not a
- * lag threshold: in flight = throughput × time to answer, so a limit bounds the time an admitted
- * auction takes (its work, and the wait of the requests read behind it) before the loop falls
- * behind; a lag threshold trips only once the auctions already admitted are late. Why a share of
- * a window: on a shared machine one auction in a hundred is late for reasons of its own (another
- * process held the core), and cutting on each cut the limit far below what the exchange can hold.
+ * Admission control (x-adxkit-auction overload, admission-*): a rate of auctions a second, kept
+ * where the event loop keeps up. Why a rate and not a limit on the auctions in flight: an
+ * auction's CPU is the loop's, but most of its time in flight is the wait for its bidders, whose
+ * answers come later the busier the machine; in flight = throughput × latency, so a limit on it
+ * does not bound the loop's work (the bench's overload row at 2× capacity, 2026-11-26 15:32: a
+ * limit of 55-336 let the queued work reach ~80 ms, and even sheds answered late). A rate bounds
+ * the loop's work per second directly: rate × an auction's CPU.
+ *
+ * It is judged a window (admission-window-ms) at a time, on the probe's ticks: the window is
+ * overloaded when the loop was busy more than admission-target-utilisation of it. The rate then
+ * becomes what was admitted in the window times target / utilisation, at most a cut to
+ * admission-decrease of it, and that cut when every tick in the window also ran more than
+ * admission-lag-ms late (a standing queue, not one long turn: it must drain). Lag alone cuts
+ * nothing: with the loop idle part of the window, it waited for a core the machine's other
+ * processes held, and shedding would make no room. A window that shed auctions and was not
+ * overloaded raises the rate by up to admission-increase (target / utilisation again). Each request takes a token of a bucket
+ * refilled at the rate, holding admission-burst-ms of it; with none left it is shed unread.
+ * While fewer than admission-in-flight-min auctions are in flight a request is always admitted:
+ * a few callers at a time (a closed loop) are not an overload, however busy the machine.
+ * There is no rate until a window is overloaded, and none again after a window that shed nothing,
+ * admitted less than half the rate and kept the loop under half its target.
  */
 export interface AdmissionOptions {
-  /** The limit at start (admission-limit-initial). */
-  initial?: number;
-  /** The limit never goes below this (admission-limit-min): with fewer in flight, a slow answer is a stall of the machine, not load. */
-  min?: number;
-  /** An auction that spent more than this fraction of its tmax on its own (bidders' wait excluded) is late (admission-target-fraction). */
-  targetFraction?: number;
-  /** More than this share of a window late cuts the limit (admission-late-share). */
-  lateShare?: number;
-  /** What a cut multiplies the limit by (admission-decrease). */
+  /** The window, ms (admission-window-ms). */
+  windowMs?: number;
+  /** A window whose every tick ran later than this is overloaded (admission-lag-ms). */
+  lagMs?: number;
+  /** A window busier than this share of its time is overloaded (admission-target-utilisation). */
+  targetUtilisation?: number;
+  /** The smallest factor of a cut, and of a cut for lag (admission-decrease). */
   decrease?: number;
-  /** What a window with no more than the late share late multiplies the limit by, if it bound (admission-increase; at least +1). */
+  /** The largest factor of a raise (admission-increase). */
   increase?: number;
+  /** The bucket holds this many milliseconds of the rate (admission-burst-ms). */
+  burstMs?: number;
+  /** Always admitted while fewer than this are in flight (admission-in-flight-min). */
+  inFlightMin?: number;
+  /** The rate at start, auctions a second (not a rule: Infinity, none; the bench's shed-everything exchange has 0). */
+  initialRate?: number;
 }
 
-/** One admitted auction, handed back to `AdmissionLimit.done` when its answer has left. */
-export interface AdmissionTicket {
-  /** Its place in the order of admissions. */
-  readonly seq: number;
-  /** When it arrived (performance.now() scale, the loop's lag taken off). */
-  readonly startedAt: number;
-  /** Its tmax once its body is read (the default until then). */
-  tmaxMs: number;
-  /**
-   * How long it waited for its bidders (at most their budget): not the exchange's own time, so not
-   * counted towards lateness. Without it, bidders that answer near their deadline (normal for
-   * DSPs across a network) or one slow bidder would cut the limit on an idle exchange.
-   */
-  biddersMs?: number;
-  /** Set when it waited too long unseen to be run (shed-below-ms): late, however soon it answers. */
-  tooLate?: boolean;
-}
-
-/** What `AdmissionLimit` reports (stats().admission, /metrics). */
+/** What `AdmissionRate` reports (stats().admission, /metrics). */
 export interface AdmissionSnapshot {
-  limit: number;
+  /** Auctions a second admitted, or null while there is no rate (the loop keeps up). */
+  rate: number | null;
   inFlight: number;
-  /** Times the limit was cut. */
+  /** Windows that cut the rate. */
   cuts: number;
+  /** The last window's busy share of the loop, and its smallest tick lateness, ms. */
+  utilisation: number;
+  lagMs: number;
 }
 
-/** The adaptive limit on auctions in flight; its measurements are handed in, so it reads no clock. */
-export class AdmissionLimit {
-  private limitValue: number;
+/** The admission rate; it reads the clock handed in (the probe's), and is told of each tick. */
+export class AdmissionRate {
   private readonly rules: Required<AdmissionOptions>;
+  private rate: number;
+  private tokens = 0;
+  private filledAt: number;
   private inFlight = 0;
-  private admissions = 0;
-  /** Auctions admitted up to this one were admitted under an earlier limit: their answers judge nothing. */
-  private changedAt = 0;
-  private window = { answers: 0, late: 0, bound: false };
   private cuts = 0;
+  private window: { from: number; busyFrom: number; admitted: number; shed: number; minLate: number };
+  private last = { utilisation: 0, lagMs: 0 };
 
-  constructor(rules: Required<AdmissionOptions>) {
+  constructor(rules: Required<AdmissionOptions>, private readonly clock: Pick<LagClock, "now" | "busyMs">) {
     this.rules = rules;
-    this.limitValue = Math.max(rules.min, rules.initial);
+    this.rate = rules.initialRate;
+    this.filledAt = clock.now();
+    this.window = { from: this.filledAt, busyFrom: clock.busyMs(), admitted: 0, shed: 0, minLate: Infinity };
   }
 
-  /** A ticket when one more auction fits in the limit, else undefined (shed it). */
-  admit(startedAt: number, tmaxMs: number): AdmissionTicket | undefined {
-    if (this.inFlight >= Math.floor(this.limitValue)) return undefined;
-    this.inFlight++;
-    if (2 * this.inFlight >= this.limitValue) this.window.bound = true;
-    return { seq: ++this.admissions, startedAt, tmaxMs };
-  }
-
-  /** An admitted auction's answer left `elapsedMs` after it arrived: count it in the window (its bidders' wait taken off), judge the window when full. */
-  done(ticket: AdmissionTicket, elapsedMs: number): void {
-    this.inFlight--;
-    if (ticket.seq <= this.changedAt) return;
-    const window = this.window;
-    window.answers++;
-    if (ticket.tooLate === true || elapsedMs - (ticket.biddersMs ?? 0) > this.rules.targetFraction * ticket.tmaxMs) window.late++;
-    const size = Math.floor(this.limitValue);
-    if (window.late > this.rules.lateShare * size) {
-      this.change(Math.max(this.rules.min, this.limitValue * this.rules.decrease));
-      this.cuts++;
-    } else if (window.answers >= size) {
-      if (window.bound) this.change(Math.max(this.limitValue + 1, this.limitValue * this.rules.increase));
-      else this.change(this.limitValue);
+  /** Whether one more auction may be read now (then call `done` once it has answered), else shed it. */
+  admit(): boolean {
+    if (this.rate !== Infinity && this.inFlight >= this.rules.inFlightMin) {
+      const now = this.clock.now();
+      this.tokens = Math.min(Math.max(1, (this.rate * this.rules.burstMs) / 1000), this.tokens + ((now - this.filledAt) * this.rate) / 1000);
+      this.filledAt = now;
+      if (this.tokens < 1) {
+        this.window.shed++;
+        return false;
+      }
+      this.tokens--;
     }
+    this.inFlight++;
+    this.window.admitted++;
+    return true;
   }
 
-  private change(limit: number): void {
-    this.limitValue = limit;
-    this.changedAt = this.admissions;
-    this.window = { answers: 0, late: 0, bound: 2 * this.inFlight >= limit };
+  /** An admitted auction has answered (or its connection closed). */
+  done(): void {
+    this.inFlight--;
+  }
+
+  /** The probe ticked at `now`, `lateMs` late: judge the window once it is over. */
+  tick(now: number, lateMs: number): void {
+    const window = this.window;
+    window.minLate = Math.min(window.minLate, lateMs);
+    const elapsed = now - window.from;
+    if (elapsed < this.rules.windowMs) return;
+    const busy = this.clock.busyMs();
+    const utilisation = Math.min(1, Math.max(0, (busy - window.busyFrom) / elapsed));
+    const admittedRate = (window.admitted * 1000) / elapsed;
+    const { targetUtilisation, decrease, increase } = this.rules;
+    // Busy share against the target: the factor by which the admitted work would meet it.
+    const fit = utilisation > 0 ? targetUtilisation / utilisation : increase;
+    // Behind throughout a busy window: a queue of its own work, to be drained (cut by decrease). Behind
+    // while it idled, the loop waited for a core the machine's other processes held: cutting would
+    // shed auctions without making room (2026-11-26 16:25, load ~9: cut to 0, 81/s ran in time
+    // against 112/s without shedding).
+    const queued = window.minLate > this.rules.lagMs;
+    if (fit < 1) {
+      this.setRate(Math.min(this.rate, admittedRate) * (queued ? decrease : Math.max(decrease, fit)));
+      this.cuts++;
+    } else if (window.shed > 0) this.setRate(Math.max(this.rate, admittedRate) * Math.min(increase, fit));
+    // Traffic under half the rate and the loop under half its target: no rate until the next overload.
+    // Not on a window that merely shed nothing: a raise just past the offer does that, and lifting
+    // then let the next window admit the whole overload (the loop's busy share also reads low while
+    // the machine's other processes hold its core).
+    else if (2 * admittedRate < this.rate && utilisation < targetUtilisation / 2) this.rate = Infinity;
+    this.last = { utilisation, lagMs: window.minLate };
+    this.window = { from: now, busyFrom: busy, admitted: 0, shed: 0, minLate: Infinity };
+  }
+
+  private setRate(rate: number): void {
+    if (this.rate === Infinity) this.filledAt = this.clock.now();
+    this.rate = rate;
   }
 
   snapshot(): AdmissionSnapshot {
-    return { limit: Math.floor(this.limitValue), inFlight: this.inFlight, cuts: this.cuts };
+    return { rate: this.rate === Infinity ? null : Math.round(this.rate), inFlight: this.inFlight, cuts: this.cuts, ...this.last };
   }
 }

@@ -37,9 +37,9 @@ export class ExchangeStats {
   impsWon = 0;
   /** Answers that left the handler after tmax + 10 ms. */
   late = 0;
-  /** Auctions answered 204 at once, x-adxkit-no-bid overloaded: over the admission limit (unread), or too late to run (overload.ts). */
+  /** Auctions answered 204 at once, x-adxkit-no-bid overloaded: no room in the admission rate (unread), or too late to run (overload.ts). */
   overloaded = 0;
-  /** Of `overloaded`, those read and found too late to run (shed-below-ms): the rest were over the admission limit. */
+  /** Of `overloaded`, those read and found too late to run (shed-below-ms): the rest found no room in the admission rate. */
   overloadedTooLate = 0;
   /** Auctions answered 204 at once: no currency of the request converts to the reports' one (x-adxkit-auction currency). */
   currencyUnsupported = 0;

@@ -149,13 +149,14 @@ export class ServerMetrics {
       [{ outcome: "invalid" }, s.invalidRequests],
     ]);
     counter("adxkit_auctions_late_total", "Auctions whose answer left the handler after tmax + 10 ms", [], (s) => [[{}, s.late]]);
-    counter("adxkit_auctions_overloaded_total", "Auctions answered 204 at once, x-adxkit-no-bid: overloaded, by reason: admission_limit, the auctions in flight were at the admission limit (body unread); too_late, the wait before it was read left the bidders less than shed-below-ms", ["reason"], (s) => [
+    counter("adxkit_auctions_overloaded_total", "Auctions answered 204 at once, x-adxkit-no-bid: overloaded, by reason: admission_limit, the admission rate had no room for it (body unread); too_late, the wait before it was read left the bidders less than shed-below-ms", ["reason"], (s) => [
       [{ reason: "admission_limit" }, s.overloaded - s.overloadedTooLate],
       [{ reason: "too_late" }, s.overloadedTooLate],
     ]);
-    gauge("adxkit_auction_admission_limit", "How many auctions may be in flight before the next request is shed unread (adaptive: x-adxkit-auction overload)", [], (s) => (s.admission ? [[{}, s.admission.limit]] : []));
+    gauge("adxkit_auction_admission_rate", "Auctions a second admitted before the next request is shed unread (adaptive: x-adxkit-auction overload); +Inf while the event loop keeps up", [], (s) => (s.admission ? [[{}, s.admission.rate ?? Infinity]] : []));
     gauge("adxkit_auctions_in_flight", "Auctions admitted and not yet answered (under load shedding)", [], (s) => (s.admission ? [[{}, s.admission.inFlight]] : []));
-    counter("adxkit_auction_admission_cuts_total", "Times auctions that spent more than admission-target-fraction of their tmax on their own (bidders' wait excluded) cut the admission limit", [], (s) => (s.admission ? [[{}, s.admission.cuts]] : []));
+    gauge("adxkit_event_loop_utilisation", "The event loop's busy share over the last admission window (under load shedding)", [], (s) => (s.admission ? [[{}, s.admission.utilisation]] : []));
+    counter("adxkit_auction_admission_cuts_total", "Admission windows whose event loop was behind by more than admission-lag-ms throughout, or busier than admission-target-utilisation, and cut the admission rate", [], (s) => (s.admission ? [[{}, s.admission.cuts]] : []));
     counter("adxkit_auctions_currency_unsupported_total", "Auctions answered 204 at once: no currency of the request's cur converts to the reports' currency", [], (s) => [[{}, s.currencyUnsupported]]);
     counter("adxkit_auction_imps_total", "Imps offered in valid bid requests, and imps won", ["result"], (s) => [
       [{ result: "offered" }, s.impsOffered],

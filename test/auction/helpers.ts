@@ -294,6 +294,7 @@ export function bid(price: number, fields: Record<string, unknown> = {}): Record
 /** A clock for the loop-lag probe that the test drives: `set` moves time, `tick` runs the probe's timer. */
 export function manualLagClock(start = 1_000) {
   let now = start;
+  let busy = 0;
   let tick: (() => void) | undefined;
   const clock: LagClock = {
     now: () => now,
@@ -301,12 +302,17 @@ export function manualLagClock(start = 1_000) {
       tick = fn;
       return { stop: () => (tick = undefined) };
     },
+    busyMs: () => busy,
   };
   return {
     clock,
     now: () => now,
     set(ms: number) {
       now = ms;
+    },
+    /** The loop was busy `ms` more (its utilisation over a window is the busy time over the window). */
+    busy(ms: number) {
+      busy += ms;
     },
     tick: () => tick?.(),
     stopped: () => tick === undefined,

@@ -3,9 +3,10 @@
 // minimum, the auction is answered 204 at once, its supply requests counted, no bidder called.
 // The stall is a synchronous busy loop in the test (the exchange shares this process), so its
 // length is a floor whatever the machine's speed: a slower machine only stalls longer.
-// A request arriving while the auctions in flight are at the admission limit is shed before its
-// body is read; those tests hold that many auctions at the bidder and drive the lag probe's clock
-// (overload.ts), so no timing decides them.
+// A request finding no room in the admission rate is shed before its body is read; those tests
+// hold auctions at the bidder (the rate admits any while fewer than admission-in-flight-min are in
+// flight) and drive the lag probe's clock and the loop's busy time (overload.ts), so no timing
+// decides them.
 import { once } from "node:events";
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -59,6 +60,8 @@ function drivenClock() {
   };
 }
 
+/** Auctions always admitted while fewer are in flight (admission-in-flight-min), in the driven exchange. */
+const FLOOR = 4;
 let bidder: FakeBidder;
 let shedding: TestExchange;
 let plain: TestExchange;
@@ -71,8 +74,8 @@ beforeAll(async () => {
   shedding = await startExchange(bidders, { loadShedding: true });
   plain = await startExchange(bidders);
   lag = drivenClock();
-  // A small limit: the tests hold that many auctions at the bidder.
-  driven = await startExchange(bidders, { loadShedding: { ...lag.options, admission: { initial: 16, min: 16 } } });
+  // A rate of 0 (no window ever ends: the bucket stays empty) over FLOOR auctions in flight: the tests hold that many at the bidder.
+  driven = await startExchange(bidders, { loadShedding: { ...lag.options, admission: { initialRate: 0, inFlightMin: FLOOR, windowMs: 1e12 } } });
 });
 afterAll(async () => {
   await shedding?.close();
@@ -141,15 +144,12 @@ async function whileRunning<T>(exchange: TestExchange, count: number, during: ()
   }
 }
 
-/** The admission limit of `exchange` now (it adapts: read it before holding that many auctions). */
-const limitOf = (exchange: TestExchange) => exchange.handle.stats().admission!.limit;
-
-describe("shedding before the body is read (admission-limit-*: the auctions in flight)", () => {
-  test("a request arriving while the auctions in flight are at the admission limit is answered 204 overloaded unread: no bidder called, counted in no report", async () => {
+describe("shedding before the body is read (admission-*: a rate with no room, and in-flight-min auctions in flight)", () => {
+  test("a request finding the rate's bucket empty, with in-flight-min auctions in flight, is answered 204 overloaded unread: no bidder called, counted in no report", async () => {
     await driven.handle.flushFacts();
     const requestsBefore = driven.sink.sum("request", { side: "supply" });
     const before = driven.handle.stats();
-    const limit = limitOf(driven);
+    const limit = FLOOR;
     const [shed, calls, inFlight] = await whileRunning(driven, limit, async () => {
       const calls = bidder.requests.length;
       const inFlight = driven.handle.stats().admission!.inFlight;
@@ -170,16 +170,16 @@ describe("shedding before the body is read (admission-limit-*: the auctions in f
 
   test("the body is not read: a malformed one is shed too, not answered 400", async () => {
     const before = driven.handle.stats();
-    const shed = await whileRunning(driven, limitOf(driven), () => rawAuction(driven, "{not json"));
+    const shed = await whileRunning(driven, FLOOR, () => rawAuction(driven, "{not json"));
     expect(shed).toEqual({ status: 204, noBid: "overloaded" });
     expect(driven.handle.stats().invalidRequests).toBe(before.invalidRequests);
   });
 
-  test("one under the limit, however far behind the loop is, the request is read and the auction runs", async () => {
+  test("one under in-flight-min, however far behind the loop is and the bucket empty, the request is read and the auction runs", async () => {
     const before = driven.handle.stats();
-    const ran = await whileRunning(driven, limitOf(driven) - 1, async () => {
+    const ran = await whileRunning(driven, FLOOR - 1, async () => {
       const calls = bidder.requests.length;
-      lag.behind(500); // a loop this far behind is no reason to shed by itself: the limit decides
+      lag.behind(500); // a loop this far behind is no reason to shed by itself: the rate decides, judged a window at a time
       const answer = rawAuction(driven, JSON.stringify(bannerRequest({ tmax: GENEROUS_TMAX })));
       await eventually(async () => bidder.requests.length, (n) => n > calls, undefined, "the auction at the bidder");
       lag.lateTick(0);
@@ -190,13 +190,13 @@ describe("shedding before the body is read (admission-limit-*: the auctions in f
   });
 
   test("a place given back is taken again: after the held auctions answer, the next request runs", async () => {
-    const shed = await whileRunning(driven, limitOf(driven), () => rawAuction(driven, JSON.stringify(bannerRequest())));
+    const shed = await whileRunning(driven, FLOOR, () => rawAuction(driven, JSON.stringify(bannerRequest())));
     expect(shed).toEqual({ status: 204, noBid: "overloaded" });
     await eventually(async () => driven.handle.stats().admission!.inFlight, (n) => n === 0, undefined, "no auction in flight");
     expect((await rawAuction(driven, JSON.stringify(bannerRequest()))).status).toBe(200);
   });
 
-  test("without load shedding there is no limit: stats() has no admission", () => {
+  test("without load shedding there is no rate: stats() has no admission", () => {
     expect(plain.handle.stats().admission).toBeUndefined();
   });
 
@@ -238,31 +238,65 @@ describe("shedding before the body is read (admission-limit-*: the auctions in f
 
 });
 
-// The bidders' time is not the exchange's own: bidders answering near their deadline (normal for
-// DSPs across a network) or a slow bidder must not cut the admission limit of an idle exchange.
-// The auctions below run to their bidders' budget (tmax 1000: 900 ms), past 80 % of their tmax
-// from arrival; only a stall of over 800 ms of the exchange's own would make one late.
-describe("a slow bidder is not load", () => {
-  test("auctions that wait for their bidders up to the budget do not cut the admission limit", async () => {
-    const slow = await startFakeBidder((r) => ({ delayMs: 1500, body: answer(r, [bid(1.5)]) }));
-    const exchange = await startExchange([{ id: "slow", endpoint: slow.endpoint, seat: "s" }], {
-      loadShedding: { admission: { initial: 4, min: 2, targetFraction: 0.8, lateShare: 0, decrease: 0.5 } },
-    });
+/**
+ * A lag clock driven window by window: `run(ms, busyShare)` moves time by 5 ms ticks, on time,
+ * the loop busy that share of it (overload.ts judges a window from these).
+ */
+function windowClock() {
+  const time = manualLagClock();
+  return {
+    options: { clock: time.clock, intervalMs: 5 },
+    run(ms: number, busyShare: number) {
+      for (let t = 0; t < ms; t += 5) {
+        time.set(time.now() + 5);
+        time.busy(5 * busyShare);
+        time.tick();
+      }
+    },
+  };
+}
+
+// The rate is judged on the loop's own work: a window busier than the target cuts it, and the
+// requests past it are shed unread; auctions waiting for their bidders (normal for DSPs across a
+// network, or a slow bidder) keep the loop idle and cut nothing, however many are in flight.
+describe("the admission rate, judged a window at a time", () => {
+  const rules = { windowMs: 100, targetUtilisation: 0.8, decrease: 0.5, burstMs: 100, inFlightMin: 0 };
+
+  test("a window busier than its target cuts the rate: a request past it is shed unread; idle windows lift it", async () => {
+    const clock = windowClock();
+    const exchange = await startExchange([{ id: "dsp", endpoint: bidder.endpoint, seat: "s" }], { loadShedding: { ...clock.options, admission: rules } });
     try {
-      const started = performance.now();
-      const answers = await Promise.all(Array.from({ length: 4 }, () => rawAuction(exchange, JSON.stringify(bannerRequest({ tmax: 1000 })))));
-      // Each waited its bidder's whole budget (so, from arrival, past 80 % of its tmax)...
-      expect(performance.now() - started).toBeGreaterThanOrEqual(800);
-      expect(answers.map((a) => a.status)).toEqual([204, 204, 204, 204]);
-      expect(slow.requests).toHaveLength(4);
-      // ...and a whole window of them neither cut the limit nor shed anything.
-      await eventually(async () => exchange.handle.stats().admission!.inFlight, (n) => n === 0, undefined, "no auction in flight");
-      expect(exchange.handle.stats().admission).toMatchObject({ cuts: 0 });
-      expect(exchange.handle.stats().admission!.limit).toBeGreaterThanOrEqual(4);
+      expect((await rawAuction(exchange, JSON.stringify(bannerRequest()))).status).toBe(200);
+      expect((await rawAuction(exchange, JSON.stringify(bannerRequest()))).status).toBe(200);
+      clock.run(100, 1); // 2 auctions in a window busy throughout: 20 a second × 0.8
+      expect(exchange.handle.stats().admission).toMatchObject({ rate: 16, cuts: 1 });
+      const calls = bidder.requests.length;
+      expect(await rawAuction(exchange, JSON.stringify(bannerRequest()))).toEqual({ status: 204, noBid: "overloaded" });
+      expect(bidder.requests.length).toBe(calls);
+      clock.run(100, 0); // 1.6 tokens: one more auction
+      expect((await rawAuction(exchange, JSON.stringify(bannerRequest()))).status).toBe(200);
+      clock.run(100, 0); // a window that shed, idle: the rate rises
+      clock.run(100, 0); // one that shed nothing, idle: no rate
+      expect(exchange.handle.stats().admission).toMatchObject({ rate: null, cuts: 1 });
+      expect((await rawAuction(exchange, JSON.stringify(bannerRequest()))).status).toBe(200);
+    } finally {
+      await exchange.close();
+    }
+  });
+
+  test("auctions waiting for a slow bidder, window after window, cut nothing and shed nothing", async () => {
+    const clock = windowClock();
+    const exchange = await startExchange([{ id: "dsp", endpoint: bidder.endpoint, seat: "s" }], { loadShedding: { ...clock.options, admission: rules } });
+    try {
+      const more = await whileRunning(exchange, 8, async () => {
+        clock.run(500, 0.05); // 8 auctions in flight for five windows, the loop nearly idle
+        return rawAuction(exchange, JSON.stringify(bannerRequest()));
+      });
+      expect(more.noBid).toBeUndefined();
+      expect(exchange.handle.stats().admission).toMatchObject({ rate: null, cuts: 0 });
       expect(exchange.handle.stats().overloaded).toBe(0);
     } finally {
       await exchange.close();
-      await slow.close();
     }
   });
 });

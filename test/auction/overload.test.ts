@@ -2,7 +2,7 @@
 // lateness until the next tick, and an overdue tick counts before it runs; how far the loop is
 // behind right now (what sheds a request unread) is only the overdue part.
 import { describe, expect, it } from "vitest";
-import { AdmissionLimit, LoopLagProbe } from "../../service/auction/overload.js";
+import { AdmissionRate, LoopLagProbe } from "../../service/auction/overload.js";
 import { manualLagClock } from "./helpers.js";
 
 function fakeClock() {
@@ -71,107 +71,110 @@ describe("LoopLagProbe", () => {
   });
 });
 
-// The admission limit, driven by handed-in measurements (it reads no clock): what it admits,
-// when late answers cut it (a share of a window, not one outlier), when a window in time raises it.
-describe("AdmissionLimit", () => {
-  const rules = { initial: 20, min: 4, targetFraction: 0.5, lateShare: 0.1, decrease: 0.5, increase: 1.5 };
-  const TMAX = 100; // late: answered after 50 ms
-  const fill = (limit: AdmissionLimit, n: number) => Array.from({ length: n }, () => limit.admit(0, TMAX));
-  /** Keeps the limit full, each answer's place taken at once; `elapsed(i)` is the i-th answer's time. Returns the auctions still in flight. */
-  const saturate = (limit: AdmissionLimit, answers: number, elapsed: (i: number) => number) => {
-    const inFlight = fill(limit, limit.snapshot().limit).filter((t) => t !== undefined);
-    for (let i = 0; i < answers; i++) {
-      limit.done(inFlight.shift()!, elapsed(i));
-      for (let t = limit.admit(0, TMAX); t !== undefined; t = limit.admit(0, TMAX)) inFlight.push(t);
-    }
-    return inFlight;
-  };
+// The admission rate, driven by handed-in measurements (an injected clock and busy time, and its
+// ticks called by the test): what it admits, when a window cuts it (the loop busier than the target,
+// or behind throughout, not one late turn), when one raises it or lifts it.
+describe("AdmissionRate", () => {
+  const rules = { windowMs: 100, lagMs: 20, targetUtilisation: 0.8, decrease: 0.5, increase: 1.5, burstMs: 100, inFlightMin: 2, initialRate: Infinity };
+  function rig(overrides: Partial<typeof rules> = {}) {
+    const time = manualLagClock(0);
+    const rate = new AdmissionRate({ ...rules, ...overrides }, time.clock);
+    return {
+      rate,
+      /** `n` admissions now; how many were admitted. */
+      admit: (n: number) => Array.from({ length: n }, () => rate.admit()).filter(Boolean).length,
+      /** Time passes by `ms`, the loop busy `busy` of it; the probe ticks every 5 ms, `lateMs` late each. */
+      run(ms: number, busy: number, lateMs = 0) {
+        for (let t = 5; t <= ms; t += 5) {
+          time.set(time.now() + 5);
+          time.busy((busy * 5) / ms);
+          rate.tick(time.now(), lateMs);
+        }
+      },
+    };
+  }
 
-  it("admits up to its limit, refuses the next, and admits again once one answers", () => {
-    const limit = new AdmissionLimit(rules);
-    const tickets = fill(limit, 20);
-    expect(tickets.every((t) => t !== undefined)).toBe(true);
-    expect(limit.admit(0, TMAX)).toBeUndefined();
-    limit.done(tickets[0]!, 10);
-    expect(limit.admit(0, TMAX)).toBeDefined();
-    expect(limit.snapshot().inFlight).toBe(20);
+  it("has no rate until a window is overloaded: everything is admitted", () => {
+    const r = rig();
+    expect(r.admit(500)).toBe(500);
+    r.run(100, 70); // busy 70 %, under the target of 80 %
+    expect(r.admit(500)).toBe(500);
+    expect(r.rate.snapshot()).toMatchObject({ rate: null, inFlight: 1000, cuts: 0 });
   });
 
-  it("more than late-share of a window late cuts it at once; one late answer in a window does not", () => {
-    const limit = new AdmissionLimit(rules);
-    const tickets = fill(limit, 20);
-    limit.done(tickets[0]!, 51);
-    limit.done(tickets[1]!, 51);
-    expect(limit.snapshot().cuts).toBe(0); // 2 of 20: not more than a tenth
-    limit.done(tickets[2]!, 51);
-    expect(limit.snapshot()).toMatchObject({ limit: 10, cuts: 1 });
-    // The others were admitted under the old limit: their lateness judges nothing.
-    for (const ticket of tickets.slice(3)) limit.done(ticket!, 80);
-    expect(limit.snapshot()).toMatchObject({ limit: 10, cuts: 1, inFlight: 0 });
+  it("a window busier than the target cuts the rate to what it admitted times target / busy share; the bucket then holds to it", () => {
+    const r = rig();
+    r.admit(50); // 50 in a window of 100 ms: 500 a second
+    r.run(100, 100);
+    expect(r.rate.snapshot()).toMatchObject({ rate: 400, cuts: 1, utilisation: 1 }); // 500 × 0.8 / 1
+    // 100 ms later the bucket holds 40 (its cap: burst-ms of the rate): 40 more admitted, the rest shed.
+    r.run(100, 80);
+    expect(r.admit(50)).toBe(40);
+    r.run(10, 8);
+    expect(r.admit(10)).toBe(4);
   });
 
-  it("measures against each auction's own tmax", () => {
-    const limit = new AdmissionLimit({ ...rules, lateShare: 0 });
-    const ticket = limit.admit(0, TMAX)!;
-    ticket.tmaxMs = 200; // its body said tmax 200: 80 ms is in time
-    limit.done(ticket, 80);
-    expect(limit.snapshot().cuts).toBe(0);
-    limit.done(limit.admit(0, TMAX)!, 80);
-    expect(limit.snapshot().cuts).toBe(1);
+  it("a cut is at most decrease: a loop busy throughout a window that admitted little", () => {
+    const r = rig({ targetUtilisation: 0.2 });
+    r.admit(50);
+    r.run(100, 100); // 0.2 / 1 would be a fifth; decrease is half
+    expect(r.rate.snapshot().rate).toBe(250);
   });
 
-  it("the time an auction waited for its bidders is not its own: only the rest counts towards lateness", () => {
-    const limit = new AdmissionLimit({ ...rules, lateShare: 0 });
-    const waited = limit.admit(0, TMAX)!;
-    waited.biddersMs = 45; // 80 ms in all, 35 of them the exchange's own: in time
-    limit.done(waited, 80);
-    expect(limit.snapshot().cuts).toBe(0);
-    const own = limit.admit(0, TMAX)!;
-    own.biddersMs = 25; // 80 ms in all, 55 of them its own: late
-    limit.done(own, 80);
-    expect(limit.snapshot().cuts).toBe(1);
+  it("a busy window whose every tick ran more than lag-ms late cuts it by decrease (a queue to drain); behind while the loop idled, or one late turn, cuts nothing", () => {
+    const r = rig();
+    r.admit(50);
+    r.run(100, 30, 25); // every tick 25 ms late, the loop busy 30 %: it waited for a core, not for its own work
+    expect(r.rate.snapshot()).toMatchObject({ rate: null, cuts: 0, lagMs: 25 });
+    r.admit(50);
+    r.run(95, 90, 0);
+    r.run(5, 0, 100); // one turn 100 ms late in a busy window on time otherwise: the busy share decides
+    expect(r.rate.snapshot()).toMatchObject({ rate: 444, cuts: 1 }); // 500 × 0.8 / 0.9
+    r.run(50, 50, 25);
+    expect(r.admit(1000)).toBe(22); // 50 ms of 444 a second in the bucket
+    r.run(50, 50, 25); // busy throughout, every tick late: 220 a second admitted, halved (decrease), not × 0.8
+    expect(r.rate.snapshot()).toMatchObject({ rate: 110, cuts: 2, lagMs: 25 });
   });
 
-  it("an auction that waited too long unseen to be run counts late, however soon its 204 left", () => {
-    const limit = new AdmissionLimit({ ...rules, lateShare: 0 });
-    const ticket = limit.admit(0, TMAX)!;
-    ticket.tooLate = true;
-    limit.done(ticket, 1);
-    expect(limit.snapshot()).toMatchObject({ limit: 10, cuts: 1 });
+  it("while fewer than in-flight-min are in flight a request is admitted whatever the bucket holds", () => {
+    const r = rig();
+    r.admit(50);
+    r.run(100, 100);
+    r.admit(1000); // empties the bucket; 48 answer, 2 stay in flight
+    for (let i = 0; i < 48; i++) r.rate.done();
+    expect(r.rate.snapshot().inFlight).toBe(2);
+    expect(r.admit(1)).toBe(0);
+    r.rate.done();
+    expect(r.admit(3)).toBe(1); // one place under the minimum, then the bucket is still empty
   });
 
-  it("while everything is late it is cut window after window, never below its minimum", () => {
-    const limit = new AdmissionLimit(rules);
-    for (const ticket of saturate(limit, 200, () => 1000)) limit.done(ticket, 1000);
-    expect(limit.snapshot()).toMatchObject({ limit: 4, inFlight: 0 });
-    expect(fill(limit, 5).filter((t) => t !== undefined)).toHaveLength(4);
+  it("a window that shed and kept under its target raises the rate by up to increase; a window that shed nothing, with little admitted and the loop idle, lifts it", () => {
+    const r = rig();
+    r.admit(50);
+    r.run(100, 100); // 400 a second
+    r.admit(1000); // sheds
+    r.run(100, 60); // 0.8 / 0.6: up by a third
+    expect(r.rate.snapshot().rate).toBe(533);
+    r.admit(1000);
+    r.run(100, 20); // 0.8 / 0.2 = 4: up by increase only
+    expect(r.rate.snapshot().rate).toBe(800);
+    r.run(100, 50); // nothing shed, busy over half the target: the rate stays
+    expect(r.rate.snapshot().rate).toBe(800);
+    r.admit(50);
+    r.run(100, 30); // nothing shed, under half the target, but 500 a second admitted: over half the rate, it stays
+    expect(r.rate.snapshot().rate).toBe(800);
+    r.run(100, 30); // nothing shed, under half the target and half the rate: no rate
+    expect(r.rate.snapshot()).toMatchObject({ rate: null, cuts: 1 });
+    expect(r.admit(2000)).toBe(2000);
   });
 
-  it("a whole window in time raises it while it binds, and not while it idles", () => {
-    const limit = new AdmissionLimit(rules);
-    // Two in flight at a time, all in time: far below the limit, which stays.
-    for (let i = 0; i < 100; i++) {
-      const [a, b] = fill(limit, 2);
-      limit.done(a!, 10);
-      limit.done(b!, 10);
-    }
-    expect(limit.snapshot().limit).toBe(20);
-    // Kept full and answered in time: ×1.5 after the first window of 20; the next window is 30
-    // answers of auctions admitted since, of which 6 have come.
-    saturate(limit, 45, () => 10);
-    expect(limit.snapshot()).toMatchObject({ limit: 30, cuts: 0 });
-  });
-
-  it("a window with a late answer or two, under the share, raises it too; one over the share cuts it", () => {
-    const limit = new AdmissionLimit(rules);
-    saturate(limit, 45, (i) => (i % 10 === 0 ? 80 : 10));
-    expect(limit.snapshot()).toMatchObject({ limit: 30, cuts: 0 });
-    const cut = new AdmissionLimit(rules);
-    saturate(cut, 45, (i) => (i % 5 === 0 ? 80 : 10));
-    expect(cut.snapshot()).toMatchObject({ limit: 5, cuts: 2 }); // 20 → 10 → 5: a fifth late in each window
-  });
-
-  it("starts no lower than its minimum", () => {
-    expect(new AdmissionLimit({ ...rules, initial: 1 }).snapshot().limit).toBe(4);
+  it("a rate of 0, no minimum in flight and a target of 0 shed everything for good (the bench's measure of a shed's cost)", () => {
+    const r = rig({ initialRate: 0, inFlightMin: 0, targetUtilisation: 0 });
+    expect(r.admit(10)).toBe(0);
+    r.run(500, 0); // idle windows: under half a target of 0 never
+    expect(r.admit(10)).toBe(0);
+    r.run(500, 400);
+    expect(r.admit(10)).toBe(0);
+    expect(r.rate.snapshot().rate).toBe(0);
   });
 });

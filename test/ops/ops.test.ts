@@ -9,7 +9,6 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { auctionRules } from "@adxkit/bindings";
 import { PortUnavailableError, startServer, type RunningServer } from "../../service/server.js";
 import { openStore } from "../../service/store/index.js";
 import { answer, bannerRequest, bid, startFakeBidder, type FakeBidder } from "../auction/helpers.js";
@@ -106,8 +105,9 @@ describe("metrics", () => {
       expect(sample(text, series), series).toBeGreaterThanOrEqual(0);
     }
     expect(text).toContain("# TYPE adxkit_bidder_rejections_total counter");
-    // adxkit serve sheds load: its admission limit is at least the spec's minimum, nothing in flight now.
-    expect(sample(text, "adxkit_auction_admission_limit")).toBeGreaterThanOrEqual(auctionRules.admissionLimitMin);
+    // adxkit serve sheds load: an admission rate (+Inf while its loop keeps up), the loop's busy share, nothing in flight now.
+    expect(text).toMatch(/^adxkit_auction_admission_rate (\+Inf|\d+(\.\d+)?)$/m);
+    expect(sample(text, "adxkit_event_loop_utilisation")).toBeLessThanOrEqual(1);
     expect(sample(text, "adxkit_auctions_in_flight")).toBe(0);
     expect(text).toContain("# TYPE adxkit_auctions_overloaded_total counter");
     // Nothing shed on this idle server, by either reason.

@@ -23,7 +23,7 @@ import { openStore } from "../../service/store/index.js";
 import { BUILT, CLI, ROOT, freePort, killServerProcess, startServerProcess, stopServerProcess, type ServerProcess } from "../helpers/server-process.js";
 
 const CYCLES = 3;
-// Fewer than admission-limit-min (16): a loaded server never sheds an auction unread, which would count in no report.
+// Fewer than admission-in-flight-min (16): a loaded server never sheds an auction unread, which would count in no report.
 const WORKERS = 12;
 const PUBLISHER = "pub-crash";
 const BIDDER = "dsp-crash";
