@@ -25,7 +25,27 @@ import { columnOf, dictionaryOf, TIME_COLUMN, tableOf } from "./layout.js";
  * to copy (one column), in order and cut at the limit (the last value); `count` (the values
  * without the limit) counts them before the limit.
  */
-export type ReportSql = { kind: "row"; sql: string; values: DuckDBValue[]; types: DuckDBType[] } | { kind: "copy"; select: string; count: string; values: DuckDBValue[]; types: DuckDBType[] };
+export type ReportSql =
+  | { kind: "row"; sql: string; values: DuckDBValue[]; types: DuckDBType[] }
+  | { kind: "copy"; select: string; count: string; values: DuckDBValue[]; types: DuckDBType[]; columns?: ReportColumnsSql };
+
+/**
+ * The same report's grouped rows as columns, unordered and uncut, for JS to sort and write
+ * (report-rows.ts): one column per dimension (a day as DATE, an hour as epoch milliseconds, a
+ * string as its dictionary code, a code as itself), then one DOUBLE per metric, as `metrics` says.
+ * Its values are the copy's values less the limit (the last).
+ */
+export interface ReportColumnsSql {
+  sql: string;
+  metrics: MetricColumn[];
+}
+
+/**
+ * How a metric's DOUBLE column is written: a count's sum as an integer; a metric rounded to d
+ * decimals as N = floor(x × 10^d + 0.5), written as N / 10^d (json-numbers.ts); any other as the
+ * double it is.
+ */
+export type MetricColumn = { kind: "integer" } | { kind: "scaled"; decimals: number } | { kind: "double" };
 
 /** Collects bound parameters and hands out their `$n` placeholders. */
 class Parameters {
@@ -57,6 +77,23 @@ export function metricSql(m: ReportMetricTable, zero: number): string {
   if (m.denominator !== undefined) x = `${x} / CAST(g.${m.denominator} AS DOUBLE)`;
   const value = m.decimals === undefined ? x : roundHalfUp(x, m.decimals);
   return m.denominator === undefined ? value : `CASE WHEN g.${m.denominator} = 0 THEN CAST(${zero} AS DOUBLE) ELSE ${value} END`;
+}
+
+/**
+ * A metric's column for JS to write (`MetricColumn`), or undefined when it cannot be written the
+ * same way (a zero-denominator value that is not a whole number of 10^-d).
+ */
+export function metricColumnSql(m: ReportMetricTable, zero: number): { sql: string; column: MetricColumn } | undefined {
+  if (m.integer) return { sql: `CAST(g.${m.numerator} AS DOUBLE)`, column: { kind: "integer" } };
+  if (m.decimals === undefined) return { sql: metricSql(m, zero), column: { kind: "double" } };
+  const zeroScaled = zero * 10 ** m.decimals;
+  if (!Number.isInteger(zeroScaled)) return undefined;
+  let x = `CAST(g.${m.numerator} AS DOUBLE)`;
+  if (m.scale !== 1) x = `${x} * ${m.scale}`;
+  if (m.denominator !== undefined) x = `${x} / CAST(g.${m.denominator} AS DOUBLE)`;
+  const scaled = `floor(${x} * 1e${m.decimals} + 0.5)`;
+  const sql = m.denominator === undefined ? scaled : `CASE WHEN g.${m.denominator} = 0 THEN CAST(${zeroScaled} AS DOUBLE) ELSE ${scaled} END`;
+  return { sql, column: { kind: "scaled", decimals: m.decimals } };
 }
 
 /** The dictionary codes of string values, by dimension (a value without a code is in no fact). */
@@ -116,6 +153,15 @@ export function renderReport(plan: ReportPlan, codesOf: CodesOf): ReportSql {
   const pairs = [...plan.dimensions.map((d, i) => `'${d.name}', ${field(i)}`), ...plan.metrics.map((m) => `'${m.name}', ${metricSql(m, plan.zeroDenominator)}`)];
   const order = plan.dimensions.map((d, i) => (d.type === "string" ? `d${i}.value` : `g.k${i}`)).join(", ");
   const count = `WITH g AS (${grouped}) SELECT count(*) FROM g${joins}`;
+  const columns = columnsSql(plan, grouped);
   const select = `WITH g AS (${grouped}) SELECT json_object(${pairs.join(", ")}) AS row FROM g${joins} ORDER BY ${order} LIMIT ${params.add(plan.limit, INTEGER)}`;
-  return { kind: "copy", select, count, values: params.values, types: params.types };
+  return { kind: "copy", select, count, values: params.values, types: params.types, columns };
+}
+
+/** The grouped rows as columns (`ReportColumnsSql`), or undefined when a metric cannot be one. */
+function columnsSql(plan: ReportPlan, grouped: string): ReportColumnsSql | undefined {
+  const metrics = plan.metrics.map((m) => metricColumnSql(m, plan.zeroDenominator));
+  if (metrics.some((m) => m === undefined)) return undefined;
+  const keys = plan.dimensions.map((d, i) => (d.type === "hour" ? `CAST(epoch_ms(g.k${i}) AS DOUBLE)` : `g.k${i}`));
+  return { sql: `WITH g AS (${grouped}) SELECT ${[...keys, ...metrics.map((m) => m!.sql)].join(", ")} FROM g`, metrics: metrics.map((m) => m!.column) };
 }

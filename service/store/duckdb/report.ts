@@ -1,7 +1,10 @@
 /**
  * Runs a report on one connection: the plan rendered to SQL, DuckDB's answer as JSON bytes.
  *
- * A report with dimensions selects one JSON text per row (`json_object`), in order, which DuckDB's
+ * A report with dimensions of up to `maxRowsInJs` grouped rows (100,000 in a server) comes back
+ * as DuckDB's grouped columns, which report-rows.ts sorts and writes as JSON in JS once the
+ * connection is given back. Beyond that (or a value JS cannot write exactly), DuckDB writes it:
+ * it selects one JSON text per row (`json_object`), in order, which DuckDB's
  * CSV writer copies into a file of the connection's (`COPY (SELECT … ORDER BY … LIMIT …) TO …
  * (FORMAT CSV, …)`) with a comma where a line would end: JS reads it back after a `[` and turns
  * the last comma into `]`, the array's bytes without a scan of them on the event loop. DuckDB
@@ -22,7 +25,9 @@ import type { AnswerBuffer, AnswerBuffers } from "./answer-buffers.js";
 import type { DictionaryCodes } from "./codes.js";
 import { metricsObjectJson, type Sum } from "./json-text.js";
 import { renderReport } from "./report-sql.js";
-import { runPrepared } from "./statements.js";
+import { runPrepared, runPreparedResult } from "./statements.js";
+import type { DictionaryNames } from "./dictionary-names.js";
+import { readGroupedRows, type GroupedRows } from "./report-rows.js";
 
 const EMPTY_ARRAY = Buffer.from("[]");
 
@@ -64,9 +69,11 @@ const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
 /**
  * Runs one planned report (asynchronously, on DuckDB's threads); its rows come back as the JSON
- * array's bytes, in a buffer of `buffers` when it has many (`release` gives it back).
+ * array's bytes, in a buffer of `buffers` when it has many (`release` gives it back), or, for a
+ * report with dimensions of up to `maxRowsInJs` rows, as its grouped rows for `writeReportRows`
+ * (report-rows.ts) to write once the connection is free.
  */
-export async function runReportJson(connection: DuckDBConnection, codes: DictionaryCodes, files: ReportFiles, buffers: AnswerBuffers, plan: ReportPlan): Promise<ReportJson> {
+export async function runReportJson(connection: DuckDBConnection, codes: DictionaryCodes, files: ReportFiles, buffers: AnswerBuffers, plan: ReportPlan, names: DictionaryNames, maxRowsInJs: number): Promise<ReportJson | GroupedRows> {
   // The string values the report filters on, as dictionary codes (cached after the first time).
   const wanted = new Map<string, string[]>([[plan.scope.dimension, [...plan.scope.values]]]);
   for (const filter of plan.filters) if (filter.type === "string") wanted.set(filter.dimension, [...(filter.values as string[])]);
@@ -76,6 +83,15 @@ export async function runReportJson(connection: DuckDBConnection, codes: Diction
     const [values] = await runPrepared(connection, report.sql, report.values, report.types);
     const sums = new Map(plan.counters.map((counter, i) => [counter, values[i] as Sum]));
     return { total: 1, rowsJson: `[${metricsObjectJson(plan.metrics, sums, plan.zeroDenominator)}]` };
+  }
+  // Grouped in DuckDB, ordered and written in JS (report-rows.ts), unless too many rows or values it cannot write exactly.
+  if (report.columns !== undefined && maxRowsInJs > 0) {
+    const result = await runPreparedResult(connection, report.columns.sql, report.values.slice(0, -1), report.types.slice(0, -1));
+    if (result.rowCount === 0) return { total: 0, rowsJson: EMPTY_ARRAY };
+    if (result.rowCount <= maxRowsInJs) {
+      const grouped = await readGroupedRows(connection, result, plan, report.columns.metrics, names);
+      if (grouped !== undefined) return grouped;
+    }
   }
   const file = files.fileOf(connection);
   try {

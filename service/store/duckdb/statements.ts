@@ -13,7 +13,7 @@
  * more round trips through another thread for a report's one-row answer, each a wait for a core
  * on a busy machine.
  */
-import type { DuckDBConnection, DuckDBPreparedStatement, DuckDBType, DuckDBValue } from "@duckdb/node-api";
+import type { DuckDBConnection, DuckDBMaterializedResult, DuckDBPreparedStatement, DuckDBType, DuckDBValue } from "@duckdb/node-api";
 
 /** Statements kept per connection; past it the least recently used is destroyed. */
 export const MAX_PREPARED_PER_CONNECTION = 64;
@@ -22,6 +22,14 @@ const prepared = new WeakMap<DuckDBConnection, Map<string, DuckDBPreparedStateme
 
 /** Runs `sql` with bound `values` on `connection`, preparing it only the first time this connection sees the text; its rows. */
 export async function runPrepared(connection: DuckDBConnection, sql: string, values: DuckDBValue[], types: DuckDBType[]): Promise<DuckDBValue[][]> {
+  const result = await runPreparedResult(connection, sql, values, types);
+  const rows: DuckDBValue[][] = [];
+  for (let i = 0, n = result.chunkCount; i < n; i++) rows.push(...result.getChunk(i).getRows());
+  return rows;
+}
+
+/** `runPrepared`, its result as DuckDB materialized it (for reading whole columns). */
+export async function runPreparedResult(connection: DuckDBConnection, sql: string, values: DuckDBValue[], types: DuckDBType[]): Promise<DuckDBMaterializedResult> {
   let statements = prepared.get(connection);
   if (statements === undefined) prepared.set(connection, (statements = new Map()));
   let statement = statements.get(sql);
@@ -38,8 +46,5 @@ export async function runPrepared(connection: DuckDBConnection, sql: string, val
   // Re-inserted: the Map's order is the order of last use.
   statements.set(sql, statement);
   statement.bind(values, types);
-  const result = await statement.run();
-  const rows: DuckDBValue[][] = [];
-  for (let i = 0, n = result.chunkCount; i < n; i++) rows.push(...result.getChunk(i).getRows());
-  return rows;
+  return statement.run();
 }

@@ -12,6 +12,8 @@ import type { FactInput } from "../fact-source.js";
 import { CredentialsCache } from "../credentials-cache.js";
 import { ReportFiles, runReportJson } from "./report.js";
 import { AnswerBuffers } from "./answer-buffers.js";
+import { DictionaryNames } from "./dictionary-names.js";
+import { MAX_ROWS_WRITTEN_IN_JS, writeReportRows } from "./report-rows.js";
 import { planReport, readsFactDetail } from "../plan.js";
 
 /** `ReportStore` on DuckDB. */
@@ -20,6 +22,7 @@ export class DuckDBReportStore implements ReportStore {
   private readonly codes = new DictionaryCodes();
   private readonly reportFiles = new ReportFiles();
   private readonly answerBuffers = new AnswerBuffers();
+  private readonly names = new DictionaryNames();
   /** One process holds the file (connection.ts), so every revocation passes through here: no expiry needed. */
   private readonly credentials = new CredentialsCache({ ttlMs: Number.POSITIVE_INFINITY });
   /** The hourly tables' columns, read at the first load. */
@@ -40,13 +43,18 @@ export class DuckDBReportStore implements ReportStore {
     private readonly pool: ConnectionPool,
     private readonly rollups: boolean,
     threads: number,
+    private readonly maxRowsInJs: number,
   ) {
     this.detailedReports = new Slots(threads);
   }
 
-  /** Opens a database file (creating its folder) or `:memory:`, running migrations. */
-  static async open(db: string, options: DuckDBOptions & { rollups?: boolean } = {}): Promise<DuckDBReportStore> {
-    return new DuckDBReportStore(await openDatabase(db, options), options.rollups !== false, options.threads ?? availableParallelism());
+  /**
+   * Opens a database file (creating its folder) or `:memory:`, running migrations.
+   * `maxRowsInJs`: reports of up to this many rows are ordered and written in JS (report-rows.ts;
+   * 0: all by DuckDB, what tests compare against).
+   */
+  static async open(db: string, options: DuckDBOptions & { rollups?: boolean; maxRowsInJs?: number } = {}): Promise<DuckDBReportStore> {
+    return new DuckDBReportStore(await openDatabase(db, options), options.rollups !== false, options.threads ?? availableParallelism(), options.maxRowsInJs ?? MAX_ROWS_WRITTEN_IN_JS);
   }
 
   async ingest(facts: FactInput, options?: IngestOptions): Promise<number> {
@@ -69,8 +77,12 @@ export class DuckDBReportStore implements ReportStore {
 
   async reportJson(query: ReportQuery): Promise<ReportJson> {
     const plan = planReport(query, { rollups: this.rollups });
-    const run = () => this.pool.use((connection) => runReportJson(connection, this.codes, this.reportFiles, this.answerBuffers, plan));
-    return readsFactDetail(plan) ? this.detailedReports.run(run) : run();
+    const run = () => this.pool.use((connection) => runReportJson(connection, this.codes, this.reportFiles, this.answerBuffers, plan, this.names, this.maxRowsInJs));
+    const answer = await (readsFactDetail(plan) ? this.detailedReports.run(run) : run());
+    if (!("kind" in answer)) return answer;
+    // Written after DuckDB's slot and connection are given back: the next report's query runs meanwhile.
+    const { bytes, release } = await writeReportRows(answer, plan, this.answerBuffers);
+    return { total: answer.rows, rowsJson: bytes, release };
   }
 
   createAccount(a: NewAccount): Promise<{ userid: string; authorization: string }> {

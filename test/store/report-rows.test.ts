@@ -1,0 +1,70 @@
+// Report rows written in JS (service/store/duckdb/report-rows.ts) are byte for byte the rows
+// DuckDB's json_object, ORDER BY and LIMIT make (a store opened with maxRowsInJs 0): for random
+// facts and queries, with names that need escaping or sort differently as bytes than as UTF-16.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { DuckDBReportStore } from "../../service/store/duckdb/store.js";
+import type { Fact, ReportQuery } from "../../service/store/index.js";
+import { demandFactArb, metricsArb, queryArb, supplyFactArb } from "./report-model.js";
+import { supply, supplyQuery } from "./helpers.js";
+
+/** Names JSON escapes (quote, backslash, control characters, U+007F) or that sort differently as UTF-8 bytes than as UTF-16 (U+FFFD against an astral character), and the empty one. */
+const NAMES = ['a"b', "back\\slash", "tab\there", "line\nend", "\u0001\u001f", "del\u007f", "é", "\uFFFD", "\u{1F600}", "", "z", "Z", "com.a"];
+
+const text = (rows: string | Uint8Array) => (typeof rows === "string" ? rows : Buffer.from(rows).toString("utf8"));
+
+/** Each query's answer from both stores: total and the rows' bytes. */
+async function bothAnswers(facts: Fact[], queries: ReportQuery[]): Promise<[string[], string[]]> {
+  // One thread each: both sum each group's doubles in the same order.
+  const inJs = await DuckDBReportStore.open(":memory:", { threads: 1 });
+  const inDuckDB = await DuckDBReportStore.open(":memory:", { threads: 1, maxRowsInJs: 0 });
+  try {
+    const answers: [string[], string[]] = [[], []];
+    for (const [i, store] of [inJs, inDuckDB].entries()) {
+      if (facts.length > 0) await store.ingest(facts);
+      for (const query of queries) {
+        const answer = await store.reportJson(query);
+        answers[i].push(`${answer.total} ${text(answer.rowsJson)}`);
+        answer.release?.();
+      }
+    }
+    return answers;
+  } finally {
+    await inJs.close();
+    await inDuckDB.close();
+  }
+}
+
+describe("report rows written in JS", () => {
+  it("are DuckDB's rows, byte for byte, for random facts and queries", { timeout: 240_000 }, async () => {
+    const namedSupplyArb = fc.record({ fact: supplyFactArb, app: fc.constantFrom(...NAMES), placement: fc.constantFrom(...NAMES) }).map(({ fact, app, placement }) => ({ ...fact, app_bundle_id: app, placement_id: placement }) as Fact);
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.oneof(namedSupplyArb, supplyFactArb, demandFactArb), { maxLength: 120 }), fc.array(queryArb, { minLength: 1, maxLength: 6 }), async (facts, queries) => {
+        const [inJs, inDuckDB] = await bothAnswers(facts, queries);
+        expect(inJs).toEqual(inDuckDB);
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it("cut at the limit, counting every row, and in the order of every dimension", async () => {
+    const facts = NAMES.flatMap((name, i) => [
+      supply({ app_bundle_id: name, country: "USA", date_hour: "2026-10-01T05:00:00", request: i + 1, response: i, impression: 3, revenue: (i + 1) / 7 }),
+      supply({ app_bundle_id: name, country: "GBR", date_hour: "2026-10-02T23:00:00", request: 2 * i, response: 0, impression: 0, revenue: 1e-7 * i }),
+    ]);
+    const queries = [
+      supplyQuery({ dimensions: ["app_bundle_id", "country", "date_hour"], metrics: ["revenue", "request", "fill_rate", "ecpm"], limit: 5 }),
+      supplyQuery({ dimensions: ["country", "date", "app_bundle_id"], metrics: ["render_rate", "impression"] }),
+    ];
+    const [inJs, inDuckDB] = await bothAnswers(facts, queries);
+    expect(inJs).toEqual(inDuckDB);
+    expect(inJs[0]).toMatch(/^26 \[/);
+  });
+
+  it("revenue of many decimals and large counts", async () => {
+    const metrics = fc.sample(fc.record(metricsArb), { numRuns: 200, seed: 18 });
+    const facts = metrics.map((m, i) => supply({ ...m, app_bundle_id: `app-${i % 37}`, revenue: m.revenue * 1234.567891 + i / 3, request: m.request * 1e9 }));
+    const [inJs, inDuckDB] = await bothAnswers(facts, [supplyQuery({ dimensions: ["app_bundle_id"], metrics: ["revenue", "request", "fill_rate", "ecpm"] })]);
+    expect(inJs).toEqual(inDuckDB);
+  });
+});
