@@ -1,10 +1,13 @@
-// DuckDB copies a report's rows through a file of the connection's (service/store/duckdb/report.ts):
-// each report reads its own file, and nothing is left behind, between reports or after close. A
-// large answer's buffer serves a later one only once it was released (answer-buffers.ts).
+// DuckDB copies a report's rows through a file of the connection's (service/store/duckdb/report.ts)
+// when it writes them itself (stores opened with maxRowsInJs 0 here; a server does for reports of
+// more than 100,000 rows): each report reads its own file, and nothing is left behind, between
+// reports or after close. A large answer's buffer serves a later one only once it was released
+// (answer-buffers.ts), whichever wrote it.
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { openStore, type ReportQuery } from "../../service/store/index.js";
+import { DuckDBReportStore } from "../../service/store/duckdb/store.js";
+import type { ReportQuery } from "../../service/store/index.js";
 import { REPORT_FACTS, loadedReportStore } from "./report-cases.js";
 import { demandQuery, supply, supplyQuery } from "./helpers.js";
 
@@ -22,7 +25,7 @@ const queries: ReportQuery[] = [
 ];
 
 describe("DuckDB report files", () => {
-  const loaded = loadedReportStore(() => openStore({ db: ":memory:" }));
+  const loaded = loadedReportStore(() => DuckDBReportStore.open(":memory:", { maxRowsInJs: 0 }));
   afterAll(() => rmSync(parent, { recursive: true, force: true }));
 
   it("gives each of several reports at once its own rows", async () => {
@@ -40,7 +43,7 @@ describe("DuckDB report files", () => {
     const [folder, ...others] = readdirSync(parent);
     expect(others).toEqual([]);
     expect(readdirSync(join(parent, folder))).toEqual([]);
-    const closing = await openStore({ db: ":memory:" });
+    const closing = await DuckDBReportStore.open(":memory:", { maxRowsInJs: 0 });
     await closing.ingest(REPORT_FACTS);
     await closing.report(queries[0]);
     expect(readdirSync(parent)).toHaveLength(2);
@@ -48,8 +51,11 @@ describe("DuckDB report files", () => {
     expect(readdirSync(parent)).toEqual([folder]);
   });
 
-  it("writes a large answer into an earlier one's buffer only once that was released", async () => {
-    const store = await openStore({ db: ":memory:" });
+  it.each([
+    ["DuckDB", 0],
+    ["JS", undefined],
+  ])("writes a large answer (rows written by %s) into an earlier one's buffer only once that was released", async (_, maxRowsInJs) => {
+    const store = await DuckDBReportStore.open(":memory:", { maxRowsInJs });
     try {
       // 2,000 apps: a report by app is ~100 KB of JSON, above the pooled size.
       await store.ingest(Array.from({ length: 2000 }, (_, i) => supply({ app_bundle_id: `com.example.app-${i}`, request: i + 1 })));
