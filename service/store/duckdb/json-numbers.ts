@@ -17,6 +17,42 @@
 const ZERO = 0x30;
 const POINT = 0x2e;
 
+/** "00" to "99": two digits per division. */
+const PAIRS = new Uint8Array(200);
+for (let i = 0; i < 100; i++) {
+  PAIRS[2 * i] = ZERO + Math.floor(i / 10);
+  PAIRS[2 * i + 1] = ZERO + (i % 10);
+}
+
+/** How many digits a whole number below 10^16 has. */
+function digitCount(value: number): number {
+  let digits = 1;
+  for (let bound = 10; value >= bound && digits < 16; bound *= 10) digits++;
+  return digits;
+}
+
+/** Writes the last `digits` digits of a whole number (zero-padded) so that they end at `end`. */
+function writeDigits(bytes: Uint8Array, end: number, value: number, digits: number): void {
+  let i = end;
+  const start = end - digits;
+  // Doubles above 2^31, then 32-bit integers: their division is the cheaper one.
+  while (value > 0x7fffffff && i - start >= 2) {
+    const next = Math.floor(value / 100);
+    const pair = (value - next * 100) * 2;
+    bytes[--i] = PAIRS[pair + 1];
+    bytes[--i] = PAIRS[pair];
+    value = next;
+  }
+  while (i - start >= 2) {
+    const next = (value / 100) | 0;
+    const pair = (value - next * 100) * 2;
+    bytes[--i] = PAIRS[pair + 1];
+    bytes[--i] = PAIRS[pair];
+    value = next;
+  }
+  if (i > start) bytes[--i] = ZERO + (value % 10);
+}
+
 /** Writes a whole number of at most 2^53 in magnitude at `at`; the offset after it. */
 export function writeInteger(bytes: Uint8Array, at: number, value: number): number {
   if (value < 0) {
@@ -27,17 +63,16 @@ export function writeInteger(bytes: Uint8Array, at: number, value: number): numb
     bytes[at] = ZERO + value;
     return at + 1;
   }
-  let digits = 1;
-  for (let rest = value; rest >= 10; rest = Math.floor(rest / 10)) digits++;
-  const end = at + digits;
-  let i = end;
-  while (value >= 10) {
-    const next = Math.floor(value / 10);
-    bytes[--i] = ZERO + (value - next * 10);
-    value = next;
+  if (value >= 1e16) {
+    // 17 digits: the first alone.
+    const rest = value % 1e16;
+    bytes[at++] = ZERO + (value - rest) / 1e16;
+    writeDigits(bytes, at + 16, rest, 16);
+    return at + 16;
   }
-  bytes[--i] = ZERO + value;
-  return end;
+  const digits = digitCount(value);
+  writeDigits(bytes, at + digits, value, digits);
+  return at + digits;
 }
 
 /** The text DuckDB's JSON writer gives a double. */
@@ -80,12 +115,6 @@ export function writeScaled(bytes: Uint8Array, at: number, scaled: number, decim
     digits--;
   }
   // `digits` places after the point, zero-padded on the left.
-  const end = at + digits;
-  let i = end;
-  for (let k = 0; k < digits; k++) {
-    const next = Math.floor(fraction / 10);
-    bytes[--i] = ZERO + (fraction - next * 10);
-    fraction = next;
-  }
-  return end;
+  writeDigits(bytes, at + digits, fraction, digits);
+  return at + digits;
 }
