@@ -113,34 +113,52 @@ function valueText(type: string, value: number, names: Map<number, DictionaryNam
 /** Integer keys spanning at most this many values are ranked through an array, others through a Map. */
 const MAX_ARRAY_SPAN = 1 << 22;
 
-/** Each row's rank among the distinct values of `column`, given them in the report's order. */
-function ranksOf(column: Int32Array | Float64Array, distinct: number[]): Int32Array {
-  const ranks = new Int32Array(column.length);
-  let min = distinct[0];
+/** A column's distinct values (in no particular order) and a function giving each row's rank once they are ordered. */
+function distinctValues(column: Int32Array | Float64Array): { distinct: number[]; ranksIn: (ordered: number[]) => Int32Array } {
+  const rows = column.length;
+  const ranks = new Int32Array(rows);
+  let min = column[0];
   let max = min;
-  for (const value of distinct) {
-    if (value < min) min = value;
-    if (value > max) max = value;
+  for (let i = 1; i < rows; i++) {
+    if (column[i] < min) min = column[i];
+    if (column[i] > max) max = column[i];
   }
-  const span = max - min + 1;
-  if (column instanceof Int32Array && span <= MAX_ARRAY_SPAN) {
-    const rankAt = new Int32Array(span);
-    for (let r = 0; r < distinct.length; r++) rankAt[distinct[r] - min] = r;
-    for (let i = 0; i < column.length; i++) ranks[i] = rankAt[column[i] - min];
-    return ranks;
+  if (column instanceof Int32Array && max - min < MAX_ARRAY_SPAN) {
+    // Values as indexes: no hashing per row.
+    const rankAt = new Int32Array(max - min + 1).fill(-1);
+    const distinct: number[] = [];
+    for (let i = 0; i < rows; i++) {
+      if (rankAt[column[i] - min] < 0) {
+        rankAt[column[i] - min] = 0;
+        distinct.push(column[i]);
+      }
+    }
+    return {
+      distinct,
+      ranksIn: (ordered) => {
+        for (let r = 0; r < ordered.length; r++) rankAt[ordered[r] - min] = r;
+        for (let i = 0; i < rows; i++) ranks[i] = rankAt[column[i] - min];
+        return ranks;
+      },
+    };
   }
   const rankOf = new Map<number, number>();
-  for (let r = 0; r < distinct.length; r++) rankOf.set(distinct[r], r);
-  for (let i = 0; i < column.length; i++) ranks[i] = rankOf.get(column[i])!;
-  return ranks;
+  for (let i = 0; i < rows; i++) rankOf.set(column[i], 0);
+  return {
+    distinct: [...rankOf.keys()],
+    ranksIn: (ordered) => {
+      for (let r = 0; r < ordered.length; r++) rankOf.set(ordered[r], r);
+      for (let i = 0; i < rows; i++) ranks[i] = rankOf.get(column[i])!;
+      return ranks;
+    },
+  };
 }
 
 /** Ranks a dimension's values: strings by their bytes, days, hours and codes ascending. */
 function rankDimension(grouped: GroupedRows, plan: ReportPlan, d: number, suffix: string): RankedDimension {
   const { type, name } = plan.dimensions[d];
-  const column = grouped.keys[d];
   const names = grouped.names[d];
-  const distinct = [...new Set(column)];
+  const { distinct, ranksIn } = distinctValues(grouped.keys[d]);
   if (type === "string") distinct.sort((a, b) => Buffer.compare(names!.get(a)!.bytes, names!.get(b)!.bytes));
   else distinct.sort((a, b) => a - b);
   const prefix = Buffer.from(`${d === 0 ? "{" : ","}${JSON.stringify(name)}:`);
@@ -157,31 +175,28 @@ function rankDimension(grouped: GroupedRows, plan: ReportPlan, d: number, suffix
   const words = new Uint32Array(starts[texts.length]);
   const wordBytes = new Uint8Array(words.buffer);
   for (let r = 0; r < texts.length; r++) wordBytes.set(texts[r], starts[r] * 4);
-  return { ranks: ranksOf(column, distinct), size: distinct.length, words, starts, lengths, longest };
+  return { ranks: ranksIn(distinct), size: distinct.length, words, starts, lengths, longest };
 }
 
-/** The rows' order: row indexes sorted by their dimensions' ranks, the first dimension first. */
+/**
+ * The rows' order: row indexes sorted by their dimensions' ranks, the first dimension first. A
+ * counting sort per dimension, the last first (each pass stable): a few linear passes, where a
+ * comparison sort of 31,000 rows cost several milliseconds.
+ */
 function rowOrder(rows: number, dimensions: RankedDimension[]): Uint32Array {
-  const order = new Uint32Array(rows);
-  let span = rows;
-  for (const d of dimensions) span *= d.size;
-  if (span <= Number.MAX_SAFE_INTEGER) {
-    // Each row's ranks and index as one number, sorted natively.
-    const keys = new Float64Array(rows);
-    for (let i = 0; i < rows; i++) {
-      let key = 0;
-      for (const d of dimensions) key = key * d.size + d.ranks[i];
-      keys[i] = key * rows + i;
-    }
-    keys.sort();
-    for (let r = 0; r < rows; r++) order[r] = keys[r] % rows;
-    return order;
-  }
+  let order = new Uint32Array(rows);
   for (let i = 0; i < rows; i++) order[i] = i;
-  return order.sort((a, b) => {
-    for (const d of dimensions) if (d.ranks[a] !== d.ranks[b]) return d.ranks[a] - d.ranks[b];
-    return 0;
-  });
+  let next = new Uint32Array(rows);
+  for (let d = dimensions.length - 1; d >= 0; d--) {
+    const { ranks, size } = dimensions[d];
+    // Where each rank's rows start, then each row in its rank's place, in the order so far.
+    const at = new Int32Array(size + 1);
+    for (let i = 0; i < rows; i++) at[ranks[i] + 1]++;
+    for (let r = 0; r < size; r++) at[r + 1] += at[r];
+    for (let k = 0; k < rows; k++) next[at[ranks[order[k]]]++] = order[k];
+    [order, next] = [next, order];
+  }
+  return order;
 }
 
 /** The longest text `writeScaled`, `writeInteger` or `doubleText` gives (`-1.7976931348623157e308`). */
