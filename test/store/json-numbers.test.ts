@@ -1,9 +1,10 @@
-// Numbers written by JS as DuckDB's JSON writer writes them (service/store/duckdb/json-numbers.ts):
+// Numbers written by JS as DuckDB's JSON writer writes them (service/store/duckdb/json-numbers.ts;
+// doubles: json-text.ts, its own test):
 // report rows written in JS must be byte for byte the rows `json_object` made. Every expected text
 // here is DuckDB's own, asked of an in-memory database.
 import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { doubleText, writeInteger, writeScaled } from "../../service/store/duckdb/json-numbers.js";
+import { writeInteger, writeScaled } from "../../service/store/duckdb/json-numbers.js";
 import { Mulberry32 } from "../../service/random.js";
 
 let instance: DuckDBInstance;
@@ -29,19 +30,6 @@ const written = (write: (bytes: Uint8Array, at: number) => number) => {
   const bytes = new Uint8Array(64);
   return Buffer.from(bytes.subarray(0, write(bytes, 0))).toString("latin1");
 };
-
-describe("doubleText", () => {
-  it("writes every magnitude of double as DuckDB's JSON writer does", async () => {
-    const random = new Mulberry32(18);
-    const values = [0, -0, 1, -1, 0.1, 1 / 3, 2 / 3, 1e-6, 1e-7, 2.5e-7, 1e20, 1e21, 123456789012345680, 5e-324, Number.MAX_VALUE, -Number.MAX_VALUE, 2 ** 53, 2 ** 53 + 2];
-    for (let exponent = -30; exponent <= 30; exponent++) {
-      for (let k = 0; k < 8; k++) {
-        values.push(random.next() * 10 ** exponent, -random.next() * 10 ** exponent, Math.round(random.next() * 1e6) * 10 ** exponent);
-      }
-    }
-    expect(values.map(doubleText)).toEqual(await duckdbTexts(values, "x"));
-  });
-});
 
 describe("writeScaled", () => {
   it("writes N / 10^d as DuckDB's JSON writer writes floor(x × 10^d + 0.5) / 10^d", async () => {

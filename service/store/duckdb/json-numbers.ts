@@ -1,10 +1,8 @@
 /**
  * Numbers written as bytes exactly as DuckDB's `json_object` writes them (its JSON writer,
- * yyjson): report rows formatted in JS (report-rows.ts) are byte for byte the rows DuckDB made
- * before. A double is its shortest round-trip digits, as JS's own `String`, except that a whole
- * number below 1e21 keeps a `.0` and an exponent has no `+` (`1e21`, `2.5e-7`); an integer column
- * is its digits. Checked against DuckDB over thousands of doubles of every magnitude
- * (test/store/json-numbers.test.ts).
+ * yyjson), into a buffer: report rows formatted in JS (report-rows.ts) are byte for byte the rows
+ * DuckDB made before. A double is json-text.ts's `duckdbJsonDouble`; an integer column is its
+ * digits. Checked against DuckDB (test/store/json-numbers.test.ts).
  *
  * A metric rounded to d decimals is computed as `floor(x × 10^d + 0.5) / 10^d`: DuckDB hands over
  * N = `floor(x × 10^d + 0.5)` instead, and its text is N's digits with a point d places from the
@@ -13,6 +11,8 @@
  * to its double) and N / 10^d is at least 1e-6 (below, the writer takes an exponent): no digit
  * generation, which measured 2–3× the cost of the integer arithmetic here.
  */
+
+import { duckdbJsonDouble } from "./json-text.js";
 
 const ZERO = 0x30;
 const POINT = 0x2e;
@@ -75,13 +75,6 @@ export function writeInteger(bytes: Uint8Array, at: number, value: number): numb
   return at + digits;
 }
 
-/** The text DuckDB's JSON writer gives a double. */
-export function doubleText(value: number): string {
-  if (Number.isInteger(value) && Math.abs(value) < 1e21) return Object.is(value, -0) ? "-0.0" : `${value}.0`;
-  const text = String(value);
-  return text.includes("e+") ? text.replace("e+", "e") : text;
-}
-
 /** Writes an ASCII string at `at`; the offset after it. */
 export function writeAscii(bytes: Uint8Array, at: number, text: string): number {
   for (let i = 0; i < text.length; i++) bytes[at++] = text.charCodeAt(i);
@@ -99,7 +92,7 @@ const POWERS = [1, 10, 100, 1e3, 1e4, 1e5, 1e6];
  */
 export function writeScaled(bytes: Uint8Array, at: number, scaled: number, decimals: number): number {
   if (!(scaled >= 0 && scaled < MAX_DIGITS_SCALED && decimals < POWERS.length)) {
-    return writeAscii(bytes, at, doubleText(scaled / 10 ** decimals));
+    return writeAscii(bytes, at, duckdbJsonDouble(scaled / 10 ** decimals));
   }
   const unit = POWERS[decimals];
   let fraction = scaled % unit;

@@ -14,7 +14,8 @@ import { DuckDBTypeId, type DuckDBConnection, type DuckDBMaterializedResult } fr
 import type { ReportPlan } from "../plan.js";
 import type { AnswerBuffer, AnswerBuffers } from "./answer-buffers.js";
 import type { DictionaryName, DictionaryNames } from "./dictionary-names.js";
-import { writeAscii, writeInteger, writeScaled, doubleText } from "./json-numbers.js";
+import { writeAscii, writeInteger, writeScaled } from "./json-numbers.js";
+import { duckdbJsonDouble } from "./json-text.js";
 import type { MetricColumn } from "./report-sql.js";
 
 /** A report's grouped rows, read from DuckDB, to be sorted and written by `writeReportRows`. */
@@ -199,7 +200,7 @@ function rowOrder(rows: number, dimensions: RankedDimension[]): Uint32Array {
   return order;
 }
 
-/** The longest text `writeScaled`, `writeInteger` or `doubleText` gives (`-1.7976931348623157e308`). */
+/** The longest text `writeScaled`, `writeInteger` or `duckdbJsonDouble` gives (`-1.7976931348623157e308`). */
 const MAX_NUMBER_BYTES = 24;
 
 /** Lets the event loop answer what waits (sockets, timers) before the next slice of work. */
@@ -260,7 +261,7 @@ function writeRows(bytes: Uint8Array, view: DataView, at: number, from: number, 
       const value = metrics[m][i];
       if (column.kind === "scaled") at = writeScaled(bytes, at, value, column.decimals);
       else if (column.kind === "integer") at = writeInteger(bytes, at, value);
-      else at = writeAscii(bytes, at, doubleText(value));
+      else at = writeAscii(bytes, at, duckdbJsonDouble(value));
     }
     bytes[at++] = 0x7d;
   }
