@@ -59,7 +59,7 @@ interface NotJson {
 /** Reads every body as text and parses JSON without throwing: the handler decides how to answer. */
 export function installJsonParser(app: FastifyInstance, parse: (text: string) => unknown = JSON.parse): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser("*", { parseAs: "string" }, (request, body, done) => {
+  const parser = (request: FastifyRequest, body: string | Buffer, done: (error: Error | null, body?: unknown) => void) => {
     const type = String(request.headers["content-type"] ?? "");
     if (!/^application\/(?:[\w.+-]+\+)?json\b/i.test(type)) {
       done(null, { [notJson]: `Content-Type must be application/json (got ${type || "none"})` } satisfies NotJson);
@@ -70,7 +70,11 @@ export function installJsonParser(app: FastifyInstance, parse: (text: string) =>
     } catch (error) {
       done(null, { [notJson]: `body is not valid JSON: ${(error as Error).message}` } satisfies NotJson);
     }
-  });
+  };
+  // The same parser under application/json too: Fastify caches the parser it finds by type, but
+  // not its catch-all, so with "*" alone every request parsed its Content-Type again (~1 µs).
+  app.addContentTypeParser("application/json", { parseAs: "string" }, parser);
+  app.addContentTypeParser("*", { parseAs: "string" }, parser);
 }
 
 const integerText = /^-?\d{1,15}$/;
