@@ -119,7 +119,7 @@ export function factTables(model: ReportModelTables, side: Side): FactTable[] {
  * pattern), such as apps and placements, thousands per publisher where a country or a code has
  * a few hundred values at most. They, more than the number of dimensions, make a table large.
  */
-function identifiers(table: FactTable, model: ReportModelTables): number {
+export function identifiers(table: FactTable, model: ReportModelTables): number {
   const scope = model.sides[table.side].scope;
   return table.dimensions.filter((d) => d !== scope && model.dimensions[d].type === "string" && model.dimensions[d].pattern === undefined).length;
 }

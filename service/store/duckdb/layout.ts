@@ -56,7 +56,9 @@ function timeFrom(source: Grain, target: Grain): string {
  */
 export function rollupStatements(side: Side, model: ReportModelTables = reportModel): string[] {
   const sums = model.counters.map((c) => c.name);
-  const summed = sums.map((c) => `SUM(${c}) AS ${c}`).join(", ");
+  // A count's SUM is a HUGEINT in DuckDB: kept as the BIGINT the tables hold (a load summing past
+  // it failed at the insert before), the temporary tables are narrower and the next sums cheaper.
+  const summed = model.counters.map((c) => (c.type === "count" ? `CAST(SUM(${c.name}) AS BIGINT) AS ${c.name}` : `SUM(${c.name}) AS ${c.name}`)).join(", ");
   const statements: string[] = [];
   const temporary = (table: FactTable) => `load_${tableOf(table)}`;
   for (const { table, source, read } of rollupSteps(side, model)) {
