@@ -39,6 +39,17 @@ describe("seed", () => {
     expect(hash.digest("hex")).toBe(sha256);
   });
 
+  // A load writes the seed's facts without checking them again (fact-block-worker.ts).
+  it.each(digests.cases)("gives only facts the checks pass ($options.rows rows, seed $options.seed)", ({ options, facts }) => {
+    let count = 0;
+    for (const fact of generateSeedFacts(options)) {
+      count++;
+      const problem = factProblem(fact);
+      if (problem) expect.fail(`fact ${count}: ${problem}`);
+    }
+    expect(count).toBe(facts);
+  });
+
   it("draws mulberry32's numbers one at a time and in bulk, from any seed (the published one-call form as the reference)", () => {
     for (const seed of [0, 1, 7, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1]) {
       const reference = referenceMulberry32(seed);
