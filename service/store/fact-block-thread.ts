@@ -130,7 +130,9 @@ export class FactBlockThread {
     for await (const chunk of stream) {
       if (this.done) return;
       const bytes = typeof chunk === "string" ? Buffer.from(chunk) : new Uint8Array(chunk);
-      const buffer = bytes.buffer.byteLength === bytes.byteLength ? (bytes.buffer as ArrayBuffer) : (bytes.slice().buffer as ArrayBuffer);
+      // A short string's Buffer is a view of Node's shared pool, and Buffer's own slice() is a view
+      // too: the bytes are copied (Uint8Array's slice) so that only they move, never the pool.
+      const buffer = bytes.buffer.byteLength === bytes.byteLength ? (bytes.buffer as ArrayBuffer) : (Uint8Array.prototype.slice.call(bytes).buffer as ArrayBuffer);
       this.post({ type: "chunk", bytes: buffer }, [buffer]);
       if (++this.chunksAhead >= CHUNKS_AHEAD) {
         await new Promise<void>((resolve) => (this.chunkRead = resolve));
