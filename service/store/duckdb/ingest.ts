@@ -198,6 +198,28 @@ async function encodeHere(facts: Iterable<Fact> | AsyncIterable<Fact>, append: (
 }
 
 /**
+ * Makes DuckDB run on one thread while a source's facts are appended; returns what gives it its
+ * threads back. In DuckDB 1.5 an Appender's flush runs as a query whose tasks DuckDB's other
+ * threads take, while the appending thread polls for them in a loop: on two cores, beside the
+ * load's worker, that poll cost 3–6 s of 11–20 s of CPU for 11 M facts (load 6–9; 245–582k →
+ * 767–902k facts/s, docs/benchmarks.md). The setting is the whole instance's, so only loads from a
+ * source change it: `adxkit seed`, `adxkit ingest` and the demo's load, each in a process of its
+ * own before anything serves reports (a server's flushes are facts given as objects).
+ */
+async function appendOnOneThread(connection: DuckDBConnection): Promise<() => Promise<void>> {
+  const [[setting]] = (await connection.runAndReadAll("SELECT current_setting('threads')")).getRowsJS();
+  const threads = Number(setting);
+  if (!Number.isInteger(threads) || threads <= 1) return async () => undefined;
+  await connection.run("SET threads = 1");
+  let restored = false;
+  return async () => {
+    if (restored) return;
+    restored = true;
+    await connection.run(`SET threads = ${threads}`);
+  };
+}
+
+/**
  * Loads facts in one transaction on `connection`; all-or-nothing, the exchange's checkpoint and
  * billing tokens (`options`) included. Facts given as objects are encoded on this thread; a
  * source (seed, NDJSON) is read on a worker thread while this one appends. An invalid fact
@@ -223,7 +245,9 @@ export async function ingestFacts(
     await thread?.close();
     throw error;
   }
+  let restoreThreads: (() => Promise<void>) | undefined;
   try {
+    if (thread) restoreThreads = await appendOnOneThread(connection);
     for (const dictionary of all) await dictionary.sync(connection);
     const [[batchValue]] = (await connection.runAndReadAll("SELECT nextval('ingest_batch_seq')")).getRowsJS();
     const batch = Number(batchValue);
@@ -254,6 +278,8 @@ export async function ingestFacts(
 
     for (const appender of appenders) appender.finish();
     appenders.length = 0;
+    // The rollups after the appends are queries of their own: every thread again.
+    await restoreThreads?.();
     for (const dictionary of all) await dictionary.write(connection);
     for (const side of SIDES) {
       if (counts[side] > 0) for (const statement of rollupStatements(side)) await connection.run(statement, statement.includes("$1") ? [batch] : [], statement.includes("$1") ? [INTEGER] : []);
@@ -273,6 +299,7 @@ export async function ingestFacts(
     for (const appender of appenders) appender.abandon();
     for (const dictionary of all) dictionary.rollback();
     await connection.run("ROLLBACK").catch(() => undefined);
+    await restoreThreads?.().catch(() => undefined);
     throw error;
   } finally {
     await thread?.close();
