@@ -2,27 +2,18 @@
 // doubles: json-text.ts, its own test):
 // report rows written in JS must be byte for byte the rows `json_object` made. Every expected text
 // here is DuckDB's own, asked of an in-memory database.
-import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useMemoryDuckdb } from "./memory-duckdb.js";
 import { writeInteger, writeScaled } from "../../service/store/duckdb/json-numbers.js";
 import { Mulberry32 } from "../../service/random.js";
 
-let instance: DuckDBInstance;
-let connection: DuckDBConnection;
-beforeAll(async () => {
-  instance = await DuckDBInstance.create(":memory:");
-  connection = await instance.connect();
-});
-afterAll(() => {
-  connection.closeSync();
-  instance.closeSync();
-});
+const duckdb = useMemoryDuckdb();
 
 /** DuckDB's `json_object` text of each value of `expression` over `values` (a DOUBLE column `x`). */
 async function duckdbTexts(values: number[], expression: string): Promise<string[]> {
   // Exact: 17 significant digits name one double, -0 included.
   const literals = values.map((x) => `(CAST('${Object.is(x, -0) ? "-0.0" : x.toPrecision(17)}' AS DOUBLE))`);
-  const reader = await connection.runAndReadAll(`SELECT CAST(json_object('x', ${expression}) AS VARCHAR) FROM (VALUES ${literals.join(", ")}) v(x)`);
+  const reader = await duckdb().runAndReadAll(`SELECT CAST(json_object('x', ${expression}) AS VARCHAR) FROM (VALUES ${literals.join(", ")}) v(x)`);
   return reader.getRows().map(([text]) => String(text).slice('{"x":'.length, -1));
 }
 
