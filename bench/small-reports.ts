@@ -1,0 +1,190 @@
+/**
+ * Where a small report's time goes (issue 18: the month total ≤ 5 ms, the month by date ×
+ * country ≤ 10 ms through HTTP), layer by layer on one DuckDB file loaded before: the plan and
+ * its SQL in JS, the statement alone on a pooled connection, the store's `reportJson`, the app
+ * without a socket (`inject`), and HTTP from a client in another process. Per layer: the median
+ * wall time, and CPU per request of the whole process and of its main thread (the client's is
+ * not counted), from RUNS sequential requests after a warm-up. CPU figures hold on a busy
+ * machine where wall times do not.
+ *
+ * DUCKDB_FILE=<a copy of a 10 M-fact file> npx tsx bench/small-reports.ts (npm run build first).
+ * RUNS (default 200). CPU_PROFILE=<dir>: the main thread's CPU profile of each HTTP layer written
+ * there (`<report>-<layer>.cpuprofile`). Served as `adxkit serve` does (DuckDB with one core less).
+ */
+import { fork } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
+import { fileURLToPath } from "node:url";
+import { request } from "undici";
+import type { ReportQuery } from "../service/store/index.js";
+import { loadCompiled } from "./compiled.js";
+import { printTable } from "./table.js";
+import { readdirSync, readFileSync } from "node:fs";
+import { mainThreadCpuMicros } from "./thread-cpu.js";
+
+/** CPU µs of this process's threads by name (Linux; 10 ms ticks), the main thread as "main". */
+function cpuByThreadName(): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const id of readdirSync("/proc/self/task")) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${id}/stat`, "utf8");
+      const name = Number(id) === process.pid ? "main" : `${stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"))}#${Number(id) - process.pid}`;
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      out.set(name, (out.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) * 10_000);
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return out;
+}
+const threadsBefore = new Map<string, number>();
+/** Per thread name, the CPU ms per request since `markThreads`. */
+function threadsSince(n: number): string {
+  const parts: string[] = [];
+  for (const [name, us] of cpuByThreadName()) {
+    const d = (us - (threadsBefore.get(name) ?? 0)) / n / 1000;
+    if (d >= 0.01 && name !== "main") parts.push(`${name} ${d.toFixed(2)}`);
+  }
+  return parts.join(", ");
+}
+function markThreads(): void {
+  threadsBefore.clear();
+  for (const [name, us] of cpuByThreadName()) threadsBefore.set(name, us);
+}
+
+const runs = Number(process.env.RUNS ?? 200);
+const month = { start: "2026-10-01T00:00:00", end: "2026-10-31T23:59:59" };
+/** The two requests of bench/reports-http.ts. */
+const bodies = {
+  total: { ...month, metrics: ["revenue", "request", "response", "impression", "fill_rate"] },
+  byCountry: { ...month, dimensions: ["date", "country"], metrics: ["revenue", "impression", "ecpm"], limit: 50_000 },
+};
+type Name = keyof typeof bodies;
+
+if (process.argv[2] === "client") {
+  process.once("message", async (job: { base: string; headers: Record<string, string>; name: Name; n: number }) => {
+    const times: number[] = [];
+    for (let i = 0; i < job.n; i++) {
+      const t = performance.now();
+      const response = await request(`${job.base}/api/report/v1`, { method: "POST", headers: job.headers, body: JSON.stringify(bodies[job.name]) });
+      const text = await response.body.text();
+      times.push(performance.now() - t);
+      if (!text.includes('"code":0,')) throw new Error(`report failed: ${text.slice(0, 200)}`);
+    }
+    process.send!(times, () => process.exit(0));
+  });
+} else {
+  await main();
+}
+
+/** Starts the main thread's CPU profiler when CPU_PROFILE is set; the returned function writes `<file>.cpuprofile`. */
+async function profile(): Promise<(file: string) => Promise<void>> {
+  if (!process.env.CPU_PROFILE) return async () => {};
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.setSamplingInterval", { interval: 100 });
+  await session.post("Profiler.start");
+  return async (file) => {
+    const { profile: taken } = await session.post("Profiler.stop");
+    writeFileSync(`${process.env.CPU_PROFILE}/${file}.cpuprofile`, JSON.stringify(taken));
+    session.disconnect();
+  };
+}
+
+interface Layer {
+  wall: number[];
+  cpu: number;
+  main: number;
+  threads: string;
+}
+
+/** Runs `once` RUNS times after 20 warm-ups: wall times, and CPU µs per run of the process and its main thread. */
+async function layer(once: () => Promise<unknown>, file: string): Promise<Layer> {
+  for (let i = 0; i < 20; i++) await once();
+  const stop = await profile();
+  const wall: number[] = [];
+  const cpu0 = process.cpuUsage();
+  const main0 = mainThreadCpuMicros();
+  markThreads();
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now();
+    await once();
+    wall.push(performance.now() - t);
+  }
+  const cpu = process.cpuUsage(cpu0);
+  await stop(file);
+  return { wall, cpu: (cpu.user + cpu.system) / runs, main: (mainThreadCpuMicros() - main0) / runs, threads: threadsSince(runs) };
+}
+
+async function main(): Promise<void> {
+  const file = process.env.DUCKDB_FILE;
+  if (!file) throw new Error("DUCKDB_FILE=<a copy of a loaded database> is required");
+  const { openStore } = await loadCompiled<typeof import("../service/store/index.js")>("service/store/index.js");
+  const { serveThreads } = await loadCompiled<typeof import("../service/store/duckdb/connection.js")>("service/store/duckdb/connection.js");
+  const { buildApp } = await loadCompiled<typeof import("../service/app.js")>("service/app.js");
+  const { planReport } = await loadCompiled<typeof import("../service/store/plan.js")>("service/store/plan.js");
+  const { renderReport } = await loadCompiled<typeof import("../service/store/duckdb/report-sql.js")>("service/store/duckdb/report-sql.js");
+  const { runPrepared, runPreparedResult } = await loadCompiled<typeof import("../service/store/duckdb/statements.js")>("service/store/duckdb/statements.js");
+  const { reportQuery } = await loadCompiled<typeof import("../service/reports/handlers.js")>("service/reports/handlers.js");
+
+  const store = await openStore({ db: file, duckdbThreads: serveThreads() });
+  const account = await store.createAccount({ side: "supply", publisher_ids: Array.from({ length: 50 }, (_, i) => `pub-${i + 1}`) });
+  const fullAccount = (await store.verifyCredentials(account.userid, account.authorization))!;
+  const app = await buildApp({ store });
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+  const headers = { "content-type": "application/json", "x-userid": account.userid, "x-authorization": account.authorization };
+  // The store's internals, for the statement alone: its pool and dictionary codes.
+  const internals = store as unknown as { pool: { use<T>(work: (c: never) => Promise<T>): Promise<T> }; codes: { load(c: never, wanted: Map<string, string[]>): Promise<void>; codesOf(d: string, v: readonly string[]): readonly number[] } };
+
+  const table: string[][] = [["report", "layer", "wall median", "CPU / request", "main thread / request", "other threads / request (ms)"]];
+  const ms = (xs: number[]) => `${[...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)].toFixed(2)} ms`;
+  const us = (x: number) => `${(x / 1000).toFixed(2)} ms`;
+  try {
+    for (const name of Object.keys(bodies) as Name[]) {
+      const query: ReportQuery = reportQuery("supply", fullAccount, bodies[name] as never);
+      const plan = planReport(query);
+      const render = () => renderReport(plan, (d, v) => internals.codes.codesOf(d, v));
+      await internals.pool.use(async (c) => internals.codes.load(c, new Map([[plan.scope.dimension, [...plan.scope.values]]])));
+      const sql = render();
+      const statement = async () =>
+        internals.pool.use(async (c) => {
+          const r = render();
+          if (r.kind === "row") return runPrepared(c, r.sql, r.values, r.types);
+          if (r.columns !== undefined) return (await runPreparedResult(c, r.columns.sql, r.values.slice(0, -1), r.types.slice(0, -1))).rowCount;
+          return runPrepared(c, r.select, r.values, r.types);
+        });
+      const layers: [string, () => Promise<unknown>][] = [
+        ["plan + SQL (JS)", async () => renderReport(planReport(query), (d, v) => internals.codes.codesOf(d, v))],
+        [`statement alone (${sql.kind === "row" ? "sums" : "grouped columns"})`, statement],
+        ["store.reportJson", async () => (await store.reportJson(query)).release?.()],
+        ["app.inject", () => app.inject({ method: "POST", url: "/api/report/v1", headers, payload: bodies[name] })],
+      ];
+      for (const [i, [what, once]] of layers.entries()) {
+        const l = await layer(once, `${name}-${i}`);
+        table.push([name, what, ms(l.wall), us(l.cpu), us(l.main), l.threads]);
+      }
+      // HTTP: the client in its own process; the server's CPU over its requests.
+      const client = fork(fileURLToPath(import.meta.url), ["client"], { execArgv: process.execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] });
+      const answer = new Promise<number[]>((resolve, reject) => {
+        client.once("message", (m) => resolve(m as number[]));
+        client.once("exit", (code) => reject(new Error(`the client exited (${code}) before answering`)));
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const stop = await profile();
+      const cpu0 = process.cpuUsage();
+      const main0 = mainThreadCpuMicros();
+      markThreads();
+      client.send({ base, headers, name, n: runs + 20 });
+      const times = (await answer).slice(20);
+      const cpu = process.cpuUsage(cpu0);
+      await stop(`${name}-http`);
+      table.push([name, "HTTP (client in another process)", ms(times), us((cpu.user + cpu.system) / (runs + 20)), us((mainThreadCpuMicros() - main0) / (runs + 20)), threadsSince(runs + 20)]);
+    }
+  } finally {
+    await app.close();
+    await store.close();
+  }
+  printTable(`Small reports, layer by layer: ${runs} runs each (${new Date().toISOString().slice(0, 16)} UTC)`, table);
+}
