@@ -15,7 +15,7 @@
  * `json_object` were most of that.
  */
 import { DATE, INTEGER, TIMESTAMP, DuckDBDateValue, DuckDBTimestampValue, type DuckDBType, type DuckDBValue } from "@duckdb/node-api";
-import type { ReportMetricTable } from "@adxkit/bindings/reports";
+import { reportModel, type ReportMetricTable } from "@adxkit/bindings/reports";
 import type { PlanPart, ReportPlan } from "../plan.js";
 import { columnOf, dictionaryOf, TIME_COLUMN, tableOf } from "./layout.js";
 
@@ -32,11 +32,15 @@ export type ReportSql =
 /**
  * The same report's grouped rows as columns, unordered and uncut, for JS to sort and write
  * (report-rows.ts): one column per dimension (a day as DATE, an hour as epoch milliseconds, a
- * string as its dictionary code, a code as itself), then one DOUBLE per metric, as `metrics` says.
+ * string as its dictionary code, a code as itself), then the sum of each of the plan's counters
+ * as a DOUBLE (`sums` says how each is read), from which JS computes the metrics as `metrics`
+ * says (metric-columns.ts): DuckDB binding and planning the metric expressions and the grouping's
+ * CTE was ~0.7 of its ~1.8 ms for the month by date × country (docs/benchmarks.md).
  * Its values are the copy's values less the limit (the last).
  */
 export interface ReportColumnsSql {
   sql: string;
+  sums: MetricColumn[];
   metrics: MetricColumn[];
 }
 
@@ -153,15 +157,23 @@ export function renderReport(plan: ReportPlan, codesOf: CodesOf): ReportSql {
   const pairs = [...plan.dimensions.map((d, i) => `'${d.name}', ${field(i)}`), ...plan.metrics.map((m) => `'${m.name}', ${metricSql(m, plan.zeroDenominator)}`)];
   const order = plan.dimensions.map((d, i) => (d.type === "string" ? `d${i}.value` : `g.k${i}`)).join(", ");
   const count = `WITH g AS (${grouped}) SELECT count(*) FROM g${joins}`;
-  const columns = columnsSql(plan, grouped);
+  const columns = columnsSql(plan, from);
   const select = `WITH g AS (${grouped}) SELECT json_object(${pairs.join(", ")}) AS row FROM g${joins} ORDER BY ${order} LIMIT ${params.add(plan.limit, INTEGER)}`;
   return { kind: "copy", select, count, values: params.values, types: params.types, columns };
 }
 
 /** The grouped rows as columns (`ReportColumnsSql`), or undefined when a metric cannot be one. */
-function columnsSql(plan: ReportPlan, grouped: string): ReportColumnsSql | undefined {
+function columnsSql(plan: ReportPlan, from: string): ReportColumnsSql | undefined {
   const metrics = plan.metrics.map((m) => metricColumnSql(m, plan.zeroDenominator));
   if (metrics.some((m) => m === undefined)) return undefined;
-  const keys = plan.dimensions.map((d, i) => (d.type === "hour" ? `CAST(epoch_ms(g.k${i}) AS DOUBLE)` : `g.k${i}`));
-  return { sql: `WITH g AS (${grouped}) SELECT ${[...keys, ...metrics.map((m) => m!.sql)].join(", ")} FROM g`, metrics: metrics.map((m) => m!.column) };
+  const keys = plan.dimensions.map((d, i) => (d.type === "hour" ? `CAST(epoch_ms(k${i}) AS DOUBLE)` : `k${i}`));
+  // A count's sum read as an integer (past 2^53 DuckDB writes the report), money's as the double it is.
+  const money = new Set(reportModel.counters.filter((c) => c.type === "money").map((c) => c.name));
+  const sums = plan.counters.map((c): MetricColumn => (money.has(c) ? { kind: "double" } : { kind: "integer" }));
+  const groups = plan.dimensions.map((_, i) => `k${i}`).join(", ");
+  return {
+    sql: `SELECT ${[...keys, ...plan.counters.map((c) => `CAST(SUM(${c}) AS DOUBLE)`)].join(", ")} ${from} GROUP BY ${groups}`,
+    sums,
+    metrics: metrics.map((m) => m!.column),
+  };
 }

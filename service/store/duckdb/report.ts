@@ -24,6 +24,7 @@ import type { ReportJson } from "../store.js";
 import type { AnswerBuffer, AnswerBuffers } from "./answer-buffers.js";
 import type { DictionaryCodes } from "./codes.js";
 import { metricsObjectJson, type Sum } from "./json-text.js";
+import { metricColumnsFromSums } from "./metric-columns.js";
 import { renderReport } from "./report-sql.js";
 import { runPrepared, runPreparedResult } from "./statements.js";
 import type { DictionaryNames } from "./dictionary-names.js";
@@ -89,8 +90,8 @@ export async function runReportJson(connection: DuckDBConnection, codes: Diction
     const result = await runPreparedResult(connection, report.columns.sql, report.values.slice(0, -1), report.types.slice(0, -1));
     if (result.rowCount === 0) return { total: 0, rowsJson: EMPTY_ARRAY };
     if (result.rowCount <= maxRowsInJs) {
-      const grouped = await readGroupedRows(connection, result, plan, report.columns.metrics, names);
-      if (grouped !== undefined) return grouped;
+      const grouped = await readGroupedRows(connection, result, plan, report.columns.sums, names);
+      if (grouped !== undefined) return { ...grouped, metrics: metricColumnsFromSums(plan.metrics, plan.counters, grouped.metrics, plan.zeroDenominator), metricColumns: report.columns.metrics };
     }
   }
   const file = files.fileOf(connection);
