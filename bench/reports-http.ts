@@ -11,6 +11,7 @@
  * DuckDB's default threads (every core, as `adxkit ingest` runs) and serves as `adxkit serve`
  * does (one core less). Loopback only, bounded.
  *
+ * WARMUP=<n> sends each report n times before timing it (default 1).
  * ROWS=1000000 npx tsx bench/reports-http.ts for a quicker run (npm run build first: it loads dist/).
  * DUCKDB_FILE=<file> serves DuckDB from a file this bench (or `adxkit seed`) loaded before, with
  * the same ROWS, instead of loading a fresh one: no ingest figure, the read figures in a minute.
@@ -33,6 +34,12 @@ import { printTable } from "./table.js";
 const rows = Number(process.env.ROWS ?? 10_000_000);
 const runs = Number(process.env.RUNS ?? 20);
 const heavySeconds = Number(process.env.HEAVY_S ?? 4);
+/**
+ * Requests of each report before its RUNS timed ones (default 1). A fresh server's first requests
+ * run code V8 has not optimised yet: the month total's median 7.5–12.2 ms with 1, 3.5–4.8 ms
+ * after 200, at load 3 (docs/benchmarks.md, "The read side, part eight").
+ */
+const warmup = Math.max(1, Number(process.env.WARMUP ?? 1));
 /** A DuckDB file loaded before (it gains one account per run): the load is skipped. */
 const duckdbFile = process.env.DUCKDB_FILE;
 const clickhouseServer = (process.env.ADXKIT_CLICKHOUSE_URL ?? "http://127.0.0.1:18123").replace(/\/+$/, "");
@@ -249,6 +256,7 @@ async function runClient({ name, base, headers, auctionKey }: ClientJob): Promis
   const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.99))];
   const timed = async (body: unknown) => {
     const first = await post(body);
+    for (let i = 1; i < warmup; i++) await post(body);
     const times: number[] = [];
     for (let i = 0; i < runs; i++) times.push((await post(body)).ms);
     return { ms: median(times), rows: first.rows, check: `${first.rows} rows, revenue ${first.revenue.toFixed(4)}` };

@@ -8,7 +8,8 @@
  * machine where wall times do not.
  *
  * DUCKDB_FILE=<a copy of a 10 M-fact file> npx tsx bench/small-reports.ts (npm run build first).
- * RUNS (default 200). CPU_PROFILE=<dir>: the main thread's CPU profile of each HTTP layer written
+ * RUNS (default 200), WARMUP (requests before the timed ones, default 20); HTTP_ONLY=1 times a
+ * fresh server's requests through HTTP alone (WARMUP=1 RUNS=20: bench/reports-http.ts's medians). CPU_PROFILE=<dir>: the main thread's CPU profile of each HTTP layer written
  * there (`<report>-<layer>.cpuprofile`). Served as `adxkit serve` does (DuckDB with one core less).
  */
 import { fork } from "node:child_process";
@@ -53,6 +54,8 @@ function markThreads(): void {
 }
 
 const runs = Number(process.env.RUNS ?? 200);
+/** Requests sent before the timed ones (through HTTP). */
+const warmup = Number(process.env.WARMUP ?? 20);
 const month = { start: "2026-10-01T00:00:00", end: "2026-10-31T23:59:59" };
 /** The two requests of bench/reports-http.ts. */
 const bodies = {
@@ -161,7 +164,8 @@ async function main(): Promise<void> {
         ["store.reportJson", async () => (await store.reportJson(query)).release?.()],
         ["app.inject", () => app.inject({ method: "POST", url: "/api/report/v1", headers, payload: bodies[name] })],
       ];
-      for (const [i, [what, once]] of layers.entries()) {
+      // HTTP_ONLY=1: a fresh server's first requests, as bench/reports-http.ts times them (WARMUP before RUNS).
+      for (const [i, [what, once]] of process.env.HTTP_ONLY ? [] : layers.entries()) {
         const l = await layer(once, `${name}-${i}`);
         table.push([name, what, ms(l.wall), us(l.cpu), us(l.main), l.threads]);
       }
@@ -176,11 +180,12 @@ async function main(): Promise<void> {
       const cpu0 = process.cpuUsage();
       const main0 = mainThreadCpuMicros();
       markThreads();
-      client.send({ base, headers, name, n: runs + 20 });
-      const times = (await answer).slice(20);
+      client.send({ base, headers, name, n: runs + warmup });
+      const times = (await answer).slice(warmup);
+      if (process.env.HTTP_ONLY) process.stderr.write(`${name}: ${times.map((t) => t.toFixed(1)).join(" ")}\n`);
       const cpu = process.cpuUsage(cpu0);
       await stop(`${name}-http`);
-      table.push([name, "HTTP (client in another process)", ms(times), us((cpu.user + cpu.system) / (runs + 20)), us((mainThreadCpuMicros() - main0) / (runs + 20)), threadsSince(runs + 20)]);
+      table.push([name, "HTTP (client in another process)", ms(times), us((cpu.user + cpu.system) / (runs + warmup)), us((mainThreadCpuMicros() - main0) / (runs + warmup)), threadsSince(runs + warmup)]);
     }
   } finally {
     await app.close();
