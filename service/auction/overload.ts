@@ -91,30 +91,32 @@ export class LoopLagProbe {
  * limit of 55-336 let the queued work reach ~80 ms, and even sheds answered late). A rate bounds
  * the loop's work per second directly: rate × an auction's CPU.
  *
- * It is judged a window (admission-window-ms) at a time, on the probe's ticks: the window is
- * overloaded when the loop was busy more than admission-target-utilisation of it. The rate then
- * becomes what was admitted in the window times target / utilisation, at most a cut to
- * admission-decrease of it, and that cut when every tick in the window also ran more than
- * admission-lag-ms late (a standing queue, not one long turn: it must drain). Lag alone cuts
- * nothing: with the loop idle part of the window, it waited for a core the machine's other
- * processes held, and shedding would make no room. A window that shed auctions and was not
- * overloaded raises the rate by up to admission-increase (target / utilisation again). Each request takes a token of a bucket
+ * It is judged a window (admission-window-ms) at a time, on the probe's ticks. What cuts it is a
+ * standing queue, the evidence that answers are about to be late: every tick of the window and of
+ * the one before ran more than admission-lag-ms late (the loop did not once catch up in that time:
+ * CoDel's minimum sojourn time over an interval), in a window whose loop was busy more than
+ * admission-target-utilisation of it (behind while it idled, it waited for a core the machine's
+ * other processes held, and shedding would make no room). The rate then becomes what the two
+ * windows admitted, times admission-decrease. Being busy is no overload: a closed loop of callers
+ * keeps the loop busy whatever it admits, and answered in time. A window that shed auctions and
+ * whose loop caught up within half admission-lag-ms raises the rate by admission-increase (or to
+ * what it admitted, if more); nearer a queue the rate holds. Each request takes a token of a bucket
  * refilled at the rate, holding admission-burst-ms of it; with none left it is shed unread.
  * While fewer than admission-in-flight-min auctions are in flight a request is always admitted:
- * a few callers at a time (a closed loop) are not an overload, however busy the machine.
+ * a few callers at a time are not an overload, however busy the machine.
  * There is no rate until a window is overloaded, and none again after a window that shed nothing,
  * admitted less than half the rate and kept the loop under half its target.
  */
 export interface AdmissionOptions {
   /** The window, ms (admission-window-ms). */
   windowMs?: number;
-  /** A window whose every tick ran later than this is overloaded (admission-lag-ms). */
+  /** Two windows whose every tick ran later than this are a standing queue (admission-lag-ms). */
   lagMs?: number;
-  /** A window busier than this share of its time is overloaded (admission-target-utilisation). */
+  /** A standing queue cuts only in a window busier than this share of its time (admission-target-utilisation). */
   targetUtilisation?: number;
-  /** The smallest factor of a cut, and of a cut for lag (admission-decrease). */
+  /** The factor of a cut (admission-decrease). */
   decrease?: number;
-  /** The largest factor of a raise (admission-increase). */
+  /** The factor of a raise (admission-increase). */
   increase?: number;
   /** The bucket holds this many milliseconds of the rate (admission-burst-ms). */
   burstMs?: number;
@@ -146,6 +148,8 @@ export class AdmissionRate {
   private cuts = 0;
   private window: { from: number; busyFrom: number; admitted: number; shed: number; minLate: number };
   private last = { utilisation: 0, lagMs: 0 };
+  /** The window before: its smallest tick lateness, and what it admitted over how long. */
+  private previous = { minLate: 0, admitted: 0, elapsed: 0 };
 
   constructor(rules: Required<AdmissionOptions>, private readonly clock: Pick<LagClock, "now" | "busyMs">) {
     this.rules = rules;
@@ -186,22 +190,36 @@ export class AdmissionRate {
     const utilisation = Math.min(1, Math.max(0, (busy - window.busyFrom) / elapsed));
     const admittedRate = (window.admitted * 1000) / elapsed;
     const { targetUtilisation, decrease, increase } = this.rules;
-    // Busy share against the target: the factor by which the admitted work would meet it.
-    const fit = utilisation > 0 ? targetUtilisation / utilisation : increase;
-    // Behind throughout a busy window: a queue of its own work, to be drained (cut by decrease). Behind
-    // while it idled, the loop waited for a core the machine's other processes held: cutting would
-    // shed auctions without making room (2026-11-26 16:25, load ~9: cut to 0, 81/s ran in time
-    // against 112/s without shedding).
-    const queued = window.minLate > this.rules.lagMs;
-    if (fit < 1) {
-      this.setRate(Math.min(this.rate, admittedRate) * (queued ? decrease : Math.max(decrease, fit)));
+    // A standing queue: every tick of this window and the one before ran more than lag-ms late, so
+    // the loop did not catch up with its work for that long (CoDel's minimum sojourn time over an
+    // interval). A busy loop without one is saturated but answering in time: a closed loop of
+    // callers keeps it busy > 90 % whatever it admits, and cutting on the busy share alone shed
+    // their requests, which they sent again at once: the loop stayed busy, the rate spiralled down
+    // (41 % of the bare fan-out against 72 %, 52,523 sheds, p99 45 ms of a tmax of 150; 2026-11-26,
+    // load ~1.3). One window is not enough: one long turn (or the process off its core) fills it.
+    const queued = Math.min(window.minLate, this.previous.minLate) > this.rules.lagMs;
+    const previous = this.previous;
+    this.previous = { minLate: window.minLate, admitted: window.admitted, elapsed };
+    // Behind while it idled part of the window, the loop waited for a core the machine's other
+    // processes held: cutting would shed auctions without making room (2026-11-26 16:25, load ~9:
+    // lag alone cut to 0, 81/s ran in time against 112/s without shedding).
+    if (queued && utilisation > targetUtilisation) {
+      // To what the two windows admitted (the rate may be far above it, or none), less decrease.
+      const admittedBoth = ((window.admitted + previous.admitted) * 1000) / (elapsed + previous.elapsed);
+      this.setRate(Math.min(this.rate, admittedBoth) * decrease);
       this.cuts++;
-    } else if (window.shed > 0) this.setRate(Math.max(this.rate, admittedRate) * Math.min(increase, fit));
+    } else if (window.shed > 0 && window.minLate < this.rules.lagMs / 2) {
+      // The loop caught up within half lag-ms: room for more, the rate rises by increase. Between
+      // that and a standing queue it holds: raised on any window without one, it rose past the
+      // overload's capacity while the loop was already 10-20 ms behind, and the queue that followed
+      // made answers late (overload row, 2026-11-26 21:57: rate 385 to 1,086 in ten windows).
+      this.setRate(Math.max(this.rate * increase, admittedRate));
+    }
     // Traffic under half the rate and the loop under half its target: no rate until the next overload.
     // Not on a window that merely shed nothing: a raise just past the offer does that, and lifting
     // then let the next window admit the whole overload (the loop's busy share also reads low while
     // the machine's other processes hold its core).
-    else if (2 * admittedRate < this.rate && utilisation < targetUtilisation / 2) this.rate = Infinity;
+    else if (window.shed === 0 && 2 * admittedRate < this.rate && utilisation < targetUtilisation / 2) this.rate = Infinity;
     this.last = { utilisation, lagMs: window.minLate };
     this.window = { from: now, busyFrom: busy, admitted: 0, shed: 0, minLate: Infinity };
   }

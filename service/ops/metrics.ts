@@ -156,7 +156,7 @@ export class ServerMetrics {
     gauge("adxkit_auction_admission_rate", "Auctions a second admitted before the next request is shed unread (adaptive: x-adxkit-auction overload); +Inf while the event loop keeps up", [], (s) => (s.admission ? [[{}, s.admission.rate ?? Infinity]] : []));
     gauge("adxkit_auctions_in_flight", "Auctions admitted and not yet answered (under load shedding)", [], (s) => (s.admission ? [[{}, s.admission.inFlight]] : []));
     gauge("adxkit_event_loop_utilisation", "The event loop's busy share over the last admission window (under load shedding)", [], (s) => (s.admission ? [[{}, s.admission.utilisation]] : []));
-    counter("adxkit_auction_admission_cuts_total", "Admission windows whose event loop was behind by more than admission-lag-ms throughout, or busier than admission-target-utilisation, and cut the admission rate", [], (s) => (s.admission ? [[{}, s.admission.cuts]] : []));
+    counter("adxkit_auction_admission_cuts_total", "Admission windows that cut the admission rate: the event loop behind by more than admission-lag-ms throughout them and the window before (a standing queue), and busier than admission-target-utilisation", [], (s) => (s.admission ? [[{}, s.admission.cuts]] : []));
     counter("adxkit_auctions_currency_unsupported_total", "Auctions answered 204 at once: no currency of the request's cur converts to the reports' currency", [], (s) => [[{}, s.currencyUnsupported]]);
     counter("adxkit_auction_imps_total", "Imps offered in valid bid requests, and imps won", ["result"], (s) => [
       [{ result: "offered" }, s.impsOffered],

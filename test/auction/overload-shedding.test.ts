@@ -239,46 +239,63 @@ describe("shedding before the body is read (admission-*: a rate with no room, an
 });
 
 /**
- * A lag clock driven window by window: `run(ms, busyShare)` moves time by 5 ms ticks, on time,
- * the loop busy that share of it (overload.ts judges a window from these).
+ * A lag clock driven window by window: `run(ms, busyShare, lateMs)` moves time by the probe's 5 ms
+ * ticks, each `lateMs` late, the loop busy that share of it (overload.ts judges a window from these).
  */
 function windowClock() {
   const time = manualLagClock();
   return {
     options: { clock: time.clock, intervalMs: 5 },
-    run(ms: number, busyShare: number) {
-      for (let t = 0; t < ms; t += 5) {
-        time.set(time.now() + 5);
-        time.busy(5 * busyShare);
+    run(ms: number, busyShare: number, lateMs = 0) {
+      for (let t = 0; t < ms; t += 5 + lateMs) {
+        time.set(time.now() + 5 + lateMs);
+        time.busy((5 + lateMs) * busyShare);
         time.tick();
       }
     },
   };
 }
 
-// The rate is judged on the loop's own work: a window busier than the target cuts it, and the
-// requests past it are shed unread; auctions waiting for their bidders (normal for DSPs across a
-// network, or a slow bidder) keep the loop idle and cut nothing, however many are in flight.
+// The rate is judged on the loop's own queue: a busy window behind throughout, after another,
+// cuts it, and the requests past it are shed unread; a busy loop that keeps up cuts nothing, nor
+// do auctions waiting for their bidders (normal for DSPs across a network, or a slow bidder),
+// however many are in flight.
 describe("the admission rate, judged a window at a time", () => {
-  const rules = { windowMs: 100, targetUtilisation: 0.8, decrease: 0.5, burstMs: 100, inFlightMin: 0 };
+  const rules = { windowMs: 100, lagMs: 20, targetUtilisation: 0.8, decrease: 0.5, increase: 1.5, burstMs: 100, inFlightMin: 0 };
 
-  test("a window busier than its target cuts the rate: a request past it is shed unread; idle windows lift it", async () => {
+  test("a standing queue in a busy loop cuts the rate: a request past it is shed unread; on-time windows raise it, then lift it", async () => {
     const clock = windowClock();
     const exchange = await startExchange([{ id: "dsp", endpoint: bidder.endpoint, seat: "s" }], { loadShedding: { ...clock.options, admission: rules } });
     try {
       expect((await rawAuction(exchange, JSON.stringify(bannerRequest()))).status).toBe(200);
       expect((await rawAuction(exchange, JSON.stringify(bannerRequest()))).status).toBe(200);
-      clock.run(100, 1); // 2 auctions in a window busy throughout: 20 a second × 0.8
-      expect(exchange.handle.stats().admission).toMatchObject({ rate: 16, cuts: 1 });
+      clock.run(100, 1, 25); // a window busy throughout, its ticks 25 ms late: one may be a long turn
+      expect(exchange.handle.stats().admission).toMatchObject({ rate: null, cuts: 0 });
+      clock.run(100, 1, 25); // two: a standing queue; 2 auctions in 240 ms (ticks 30 ms apart), halved
+      expect(exchange.handle.stats().admission).toMatchObject({ rate: 4, cuts: 1, lagMs: 25 });
       const calls = bidder.requests.length;
       expect(await rawAuction(exchange, JSON.stringify(bannerRequest()))).toEqual({ status: 204, noBid: "overloaded" });
       expect(bidder.requests.length).toBe(calls);
-      clock.run(100, 0); // 1.6 tokens: one more auction
-      expect((await rawAuction(exchange, JSON.stringify(bannerRequest()))).status).toBe(200);
-      clock.run(100, 0); // a window that shed, idle: the rate rises
+      clock.run(100, 0); // a window that shed, on time and idle: up by increase
+      expect(exchange.handle.stats().admission).toMatchObject({ rate: 6, cuts: 1 });
       clock.run(100, 0); // one that shed nothing, idle: no rate
       expect(exchange.handle.stats().admission).toMatchObject({ rate: null, cuts: 1 });
       expect((await rawAuction(exchange, JSON.stringify(bannerRequest()))).status).toBe(200);
+    } finally {
+      await exchange.close();
+    }
+  });
+
+  test("a loop busy throughout that keeps up, window after window, cuts nothing and sheds nothing (a closed loop of callers)", async () => {
+    const clock = windowClock();
+    const exchange = await startExchange([{ id: "dsp", endpoint: bidder.endpoint, seat: "s" }], { loadShedding: { ...clock.options, admission: rules } });
+    try {
+      for (let i = 0; i < 5; i++) {
+        expect((await rawAuction(exchange, JSON.stringify(bannerRequest()))).status).toBe(200);
+        clock.run(100, 1, 5); // busy throughout, its turns long, but caught up within 5 ms
+      }
+      expect(exchange.handle.stats().admission).toMatchObject({ rate: null, cuts: 0, utilisation: 1 });
+      expect(exchange.handle.stats().overloaded).toBe(0);
     } finally {
       await exchange.close();
     }

@@ -72,8 +72,8 @@ describe("LoopLagProbe", () => {
 });
 
 // The admission rate, driven by handed-in measurements (an injected clock and busy time, and its
-// ticks called by the test): what it admits, when a window cuts it (the loop busier than the target,
-// or behind throughout, not one late turn), when one raises it or lifts it.
+// ticks called by the test): what it admits, when a window cuts it (a standing queue of the loop's
+// own work, not a busy loop that keeps up, nor one late turn), when one raises it or lifts it.
 describe("AdmissionRate", () => {
   const rules = { windowMs: 100, lagMs: 20, targetUtilisation: 0.8, decrease: 0.5, increase: 1.5, burstMs: 100, inFlightMin: 2, initialRate: Infinity };
   function rig(overrides: Partial<typeof rules> = {}) {
@@ -102,45 +102,48 @@ describe("AdmissionRate", () => {
     expect(r.rate.snapshot()).toMatchObject({ rate: null, inFlight: 1000, cuts: 0 });
   });
 
-  it("a window busier than the target cuts the rate to what it admitted times target / busy share; the bucket then holds to it", () => {
+  it("a loop busy throughout without a standing queue sheds nothing, window after window (a closed loop of callers)", () => {
     const r = rig();
-    r.admit(50); // 50 in a window of 100 ms: 500 a second
-    r.run(100, 100);
-    expect(r.rate.snapshot()).toMatchObject({ rate: 400, cuts: 1, utilisation: 1 }); // 500 × 0.8 / 1
-    // 100 ms later the bucket holds 40 (its cap: burst-ms of the rate): 40 more admitted, the rest shed.
+    for (let window = 0; window < 20; window++) {
+      expect(r.admit(50)).toBe(50);
+      for (let i = 0; i < 50; i++) r.rate.done(); // answered: their callers send the next ones
+      r.run(100, 100, 5); // busy throughout, every turn long, but the loop catches up within 5 ms
+    }
+    expect(r.rate.snapshot()).toMatchObject({ rate: null, cuts: 0, utilisation: 1, lagMs: 5 });
+  });
+
+  it("a standing queue through two windows of a busy loop cuts the rate to what they admitted, less decrease; the bucket then holds to it", () => {
+    const r = rig();
+    r.admit(50);
+    r.run(100, 100, 25); // one window behind throughout: it may be one long turn
+    expect(r.rate.snapshot()).toMatchObject({ rate: null, cuts: 0 });
+    r.admit(50);
+    r.run(100, 100, 25); // a second: a queue that stands
+    expect(r.rate.snapshot()).toMatchObject({ rate: 250, cuts: 1, utilisation: 1, lagMs: 25 }); // 100 in 200 ms, halved
+    // 100 ms later the bucket holds 25 (its cap: burst-ms of the rate): 25 more admitted, the rest shed.
     r.run(100, 80);
-    expect(r.admit(50)).toBe(40);
+    expect(r.admit(50)).toBe(25);
     r.run(10, 8);
-    expect(r.admit(10)).toBe(4);
+    expect(r.admit(10)).toBe(2);
   });
 
-  it("a cut is at most decrease: a loop busy throughout a window that admitted little", () => {
-    const r = rig({ targetUtilisation: 0.2 });
-    r.admit(50);
-    r.run(100, 100); // 0.2 / 1 would be a fifth; decrease is half
-    expect(r.rate.snapshot().rate).toBe(250);
-  });
-
-  it("a busy window whose every tick ran more than lag-ms late cuts it by decrease (a queue to drain); behind while the loop idled, or one late turn, cuts nothing", () => {
+  it("behind while the loop idled cuts nothing, nor a window whose loop caught up once", () => {
     const r = rig();
     r.admit(50);
-    r.run(100, 30, 25); // every tick 25 ms late, the loop busy 30 %: it waited for a core, not for its own work
+    r.run(200, 60, 25); // every tick 25 ms late, the loop busy 30 %: it waited for a core, not for its own work
     expect(r.rate.snapshot()).toMatchObject({ rate: null, cuts: 0, lagMs: 25 });
-    r.admit(50);
-    r.run(95, 90, 0);
-    r.run(5, 0, 100); // one turn 100 ms late in a busy window on time otherwise: the busy share decides
-    expect(r.rate.snapshot()).toMatchObject({ rate: 444, cuts: 1 }); // 500 × 0.8 / 0.9
-    r.run(50, 50, 25);
-    expect(r.admit(1000)).toBe(22); // 50 ms of 444 a second in the bucket
-    r.run(50, 50, 25); // busy throughout, every tick late: 220 a second admitted, halved (decrease), not × 0.8
-    expect(r.rate.snapshot()).toMatchObject({ rate: 110, cuts: 2, lagMs: 25 });
+    r.run(100, 100, 0);
+    r.run(100, 100, 25);
+    r.run(95, 95, 25);
+    r.run(5, 5, 0); // busy throughout, one tick on time: the queue drained then
+    expect(r.rate.snapshot()).toMatchObject({ rate: null, cuts: 0, lagMs: 0 });
   });
 
   it("while fewer than in-flight-min are in flight a request is admitted whatever the bucket holds", () => {
     const r = rig();
     r.admit(50);
-    r.run(100, 100);
-    r.admit(1000); // empties the bucket; 48 answer, 2 stay in flight
+    r.run(200, 200, 25);
+    expect(r.admit(1000)).toBe(0); // the bucket is empty after the cut; 48 answer, 2 stay in flight
     for (let i = 0; i < 48; i++) r.rate.done();
     expect(r.rate.snapshot().inFlight).toBe(2);
     expect(r.admit(1)).toBe(0);
@@ -148,21 +151,18 @@ describe("AdmissionRate", () => {
     expect(r.admit(3)).toBe(1); // one place under the minimum, then the bucket is still empty
   });
 
-  it("a window that shed and kept under its target raises the rate by up to increase; a window that shed nothing, with little admitted and the loop idle, lifts it", () => {
+  it("a window that shed and caught up within half lag-ms raises the rate by increase; nearer a queue it holds; one that shed nothing, with little admitted and the loop idle, lifts it", () => {
     const r = rig();
     r.admit(50);
-    r.run(100, 100); // 400 a second
+    r.run(200, 200, 25); // 125 a second
     r.admit(1000); // sheds
-    r.run(100, 60); // 0.8 / 0.6: up by a third
-    expect(r.rate.snapshot().rate).toBe(533);
-    r.admit(1000);
-    r.run(100, 20); // 0.8 / 0.2 = 4: up by increase only
-    expect(r.rate.snapshot().rate).toBe(800);
+    r.run(100, 100, 15); // no standing queue, but the loop is 15 ms behind at best: the rate holds
+    expect(r.rate.snapshot()).toMatchObject({ rate: 125, cuts: 1 });
+    r.admit(1000); // 12 admitted, the rest shed
+    r.run(100, 100, 5);
+    expect(r.rate.snapshot().rate).toBe(188); // 125 × 1.5
     r.run(100, 50); // nothing shed, busy over half the target: the rate stays
-    expect(r.rate.snapshot().rate).toBe(800);
-    r.admit(50);
-    r.run(100, 30); // nothing shed, under half the target, but 500 a second admitted: over half the rate, it stays
-    expect(r.rate.snapshot().rate).toBe(800);
+    expect(r.rate.snapshot().rate).toBe(188);
     r.run(100, 30); // nothing shed, under half the target and half the rate: no rate
     expect(r.rate.snapshot()).toMatchObject({ rate: null, cuts: 1 });
     expect(r.admit(2000)).toBe(2000);
