@@ -1047,7 +1047,7 @@ export interface operations {
     billingEvent: {
         parameters: {
             query: {
-                /** @description Sealed billing token, `<key id>.<base64url(iv, ciphertext, tag)>`; the key id names the key of the ring that opens it (adxkit billing-keys rotates the ring). */
+                /** @description Sealed billing token, `<key id>.<base64url(iv, ciphertext, tag)>` (AES-256-GCM, a random 96-bit IV, the key id authenticated; the claims in token format 3); the key id names the key of the ring that opens it (adxkit billing-keys rotates the ring). */
                 token: string;
             };
             header?: never;

@@ -1,7 +1,8 @@
 /**
  * Reports target (spec/report-model.yaml): the model's tables for the store's query plan and the
  * report limits (`reports/model.ts`); the fact and key types, the fact checks and the versioned
- * fact-key codec the spool, the billing token and NDJSON loads share (`reports/facts.ts`).
+ * fact-key codec the spool, the billing token and NDJSON loads share (`reports/facts.ts`), and
+ * its binary spelling for the billing token (`reports/key-bytes.ts`).
  * Nothing is emitted for a spec without a report model.
  */
 import type { Model, ReportDimensionModel, ReportModel, SideModel } from "../model.js";
@@ -121,6 +122,13 @@ export function emitReports(model: Model, render: Render): GeneratedFile[] {
   // The auction key: every dimension a billing event needs to count on both sides, supply's key first.
   const auctionKey = [...new Set(report.sides.flatMap((s) => s.key))];
   const auctionKeyVersions = Array.from({ length: report.factKeyVersion }, (_, i) => [...new Set(report.sides.flatMap((s) => s.keyVersions[i].fields))]);
+  // The binary form (reports/key-bytes.ts): each value's kind, by version; the current version's writes.
+  const kindOf = (name: string) => {
+    const type = report.dimensions.find((d) => d.name === name)!.type;
+    return type === "hour" || type === "code" ? type : "string";
+  };
+  const auctionKeyKinds = auctionKeyVersions.map((fields) => fields.map(kindOf));
+  const auctionKeyWrites = auctionKey.map((name, i) => `${kindOf(name) === "string" ? "text" : kindOf(name)}(item[${i + 1}])`);
   const patterns = report.dimensions.filter((d) => d.pattern !== undefined).map((d) => ({ name: patternName(d), pattern: literal(d.pattern) }));
   const defaults = Object.fromEntries(report.dimensions.filter((d) => d.default !== undefined).map((d) => [d.name, d.default]));
   const view = {
@@ -137,6 +145,9 @@ export function emitReports(model: Model, render: Render): GeneratedFile[] {
     factKeyVersion: report.factKeyVersion,
     auctionKey: auctionKey.map((name) => `k.${name}`).join(", "),
     auctionKeyVersions,
+    auctionKeyKinds,
+    auctionKeyLength: 1 + auctionKey.length,
+    auctionKeyWrites,
     patterns,
     defaults,
     metrics: report.metrics,
@@ -144,6 +155,7 @@ export function emitReports(model: Model, render: Render): GeneratedFile[] {
   return [
     { path: "reports/model.ts", contents: render("reports/model", view) },
     { path: "reports/facts.ts", contents: render("reports/facts", view) },
+    { path: "reports/key-bytes.ts", contents: render("reports/key-bytes", view) },
     { path: "reports/index.ts", contents: render("reports/index", view) },
   ];
 }

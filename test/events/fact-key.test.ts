@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { decodeIncrement, demandKeyOf, encodeAuctionKey, decodeAuctionKey, encodeDemandIncrement, encodeSupplyIncrement, FACT_FIELD_BYTES, FACT_FIELDS, FACT_KEY_VERSION, reportModel, supplyKeyOf, writeFactRow, type Fact, type FactCoders, type FactColumns, type Side } from "@adxkit/bindings/reports";
+import { ByteReader, ByteWriter, decodeIncrement, demandKeyOf, readAuctionKeyBytes, writeAuctionKeyBytes, encodeAuctionKey, decodeAuctionKey, encodeDemandIncrement, encodeSupplyIncrement, FACT_FIELD_BYTES, FACT_FIELDS, FACT_KEY_VERSION, reportModel, supplyKeyOf, writeFactRow, type Fact, type FactCoders, type FactColumns, type Side } from "@adxkit/bindings/reports";
 import { Exchange } from "../../service/auction/exchange.js";
 import { FactAggregator, SpoolVersionError } from "../../service/events/facts.js";
 import { Spool } from "../../service/events/spool.js";
@@ -76,9 +76,27 @@ describe("the codec", () => {
         expect(decodeIncrement(encodeSupplyIncrement(supplyKeyOf(k), c), FACT_KEY_VERSION)).toEqual({ side: "supply", key: supplyKeyOf(k), counts: c });
         expect(decodeIncrement(encodeDemandIncrement(demandKeyOf(k), c), FACT_KEY_VERSION)).toEqual({ side: "demand", key: demandKeyOf(k), counts: c });
         expect(decodeAuctionKey(JSON.parse(JSON.stringify(encodeAuctionKey(k))))).toEqual(k);
+        // The binary form (the billing token's): the same positional key back, then the same key.
+        const w = new ByteWriter(16);
+        expect(writeAuctionKeyBytes(w, encodeAuctionKey(k))).toBe(true);
+        const r = new ByteReader(w.bytes, 0, w.at);
+        expect(readAuctionKeyBytes(r)).toEqual(encodeAuctionKey(k));
+        expect(r.at).toBe(w.at);
       }),
       { numRuns: 200 },
     );
+  });
+
+  test("the binary form refuses what it cannot spell, and says why a key does not read", () => {
+    const k = encodeAuctionKey({ date_hour: "2026-01-01T10:00:00", publisher_id: "p", app_bundle_id: "a", placement_id: "", ad_format: 1, platform: 2, country: "USA", bidder_id: "d" });
+    for (const bad of [[2, ...k.slice(1)], k.slice(0, -1), k.map((v, i) => (i === 1 ? "2026-01-01T10:30:00" : v)), k.map((v, i) => (i === 5 ? -1 : v)), k.map((v, i) => (i === 2 ? 7 : v)), k.map((v, i) => (i === 2 ? "\uDC00" : v))]) {
+      expect(writeAuctionKeyBytes(new ByteWriter(), bad)).toBe(false);
+    }
+    const w = new ByteWriter(1);
+    expect(writeAuctionKeyBytes(w, k)).toBe(true);
+    expect(w.bytes.subarray(0, w.at).toString("hex")).toBe("019afb1d01700161000102035553410164");
+    expect(readAuctionKeyBytes(new ByteReader(w.bytes, 0, w.at - 2))).toBe("the auction key's string 8 does not read");
+    expect(readAuctionKeyBytes(new ByteReader(Buffer.from([FACT_KEY_VERSION + 1]), 0, 1))).toMatch(/newer than this adxkit reads/);
   });
 
   test("writeFactRow writes each field of a fact into its own column, as the model's type holds it, row after row", () => {
