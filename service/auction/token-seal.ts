@@ -78,6 +78,17 @@ export class SealKeyRing {
   }
 
   /**
+   * Seals, with the first key, what a writer holds from byte 12 to its position, in place
+   * (`BatchedGcm.sealWritten`: its buffer must start a memory word; its bytes are spent).
+   */
+  sealWritten(w: { bytes: Buffer; at: number; room(n: number): void }): string {
+    const { id, key } = this.keys[0];
+    if (!LITTLE_ENDIAN) return `${id}.${sealOnce(key, this.aad.get(id)!, w.bytes.subarray(IV_BYTES, w.at))}`;
+    this.sealer ??= new BatchedGcm(key, this.aad.get(id)!);
+    return `${id}.${this.sealer.sealWritten(w)}`;
+  }
+
+  /**
    * The bytes a token seals, or why not: `unknown-key` when no key of the ring has its id (a
    * token of a key already dropped, or of another ring), `malformed`, or `forged` when the key
    * is known but the token does not authenticate.

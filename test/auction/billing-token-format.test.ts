@@ -68,6 +68,15 @@ describe("token format 3", () => {
     expect(openBillingToken(sealedByNode(Buffer.from(hex, "hex")), ring, now)).toEqual({ ok: false, rule: "billing-token-invalid", message: expect.stringContaining(message) });
   });
 
+  test("claims longer than the writer's buffer (it grows, and is sealed where it is) and non-ASCII texts open the same", () => {
+    for (const burl of [`https://b.example/${"x".repeat(3000)}`, "https://b.example/é日本\u{1F600}", known.claims.burl!]) {
+      const c = { ...known.claims, burl, seat: "sé" };
+      const token = sealBillingToken(c, ring);
+      expect(plaintextByNode(token)[0]).toBe(3);
+      expect(openBillingToken(token, ring, now)).toMatchObject({ ok: true, claims: c });
+    }
+  });
+
   test("claims the binary form cannot hold (a lone surrogate) are sealed as JSON, and open the same", () => {
     const c = { ...known.claims, aid: "a\uD800b" };
     const token = sealBillingToken(c, ring);
