@@ -6,6 +6,28 @@ import { AnswerBuffers, POOLED_FROM_BYTES } from "../../service/store/duckdb/ans
 const MB = 1024 * 1024;
 
 describe("AnswerBuffers", () => {
+  it("lends its largest free memory to another thread and keeps what comes back", () => {
+    const buffers = new AnswerBuffers();
+    expect(buffers.takeSpare()).toBeUndefined();
+    const [a, b] = [buffers.take(1 * MB), buffers.take(2 * MB)];
+    a.release();
+    b.release();
+    const spare = buffers.takeSpare();
+    expect(spare).toBe(b.bytes.buffer);
+    expect(buffers.kept.buffers).toBe(1);
+    // Written elsewhere and moved back: the answer is its first bytes; released, the memory serves again.
+    const answer = buffers.adopt(spare!, 10);
+    expect(answer.bytes.length).toBe(10);
+    expect(buffers.kept.buffers).toBe(1);
+    answer.release();
+    answer.release();
+    expect(buffers.kept.buffers).toBe(2);
+    expect(buffers.take(2 * MB).bytes.buffer).toBe(spare);
+    // Small memory is not kept.
+    buffers.give(new ArrayBuffer(POOLED_FROM_BYTES - 1));
+    expect(buffers.kept.buffers).toBe(1);
+  });
+
   it("hands a buffer out again only once it was released, and the exact size asked for", () => {
     const buffers = new AnswerBuffers();
     const first = buffers.take(4 * MB);

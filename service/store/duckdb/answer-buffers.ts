@@ -16,6 +16,9 @@ const MAX_KEPT_BYTES = 32 * 1024 * 1024;
 const HEADROOM = 1.25;
 const ALIGN = 64 * 1024;
 
+/** The size of a new buffer for an answer of `size` bytes. */
+export const roomFor = (size: number) => Math.ceil((size * HEADROOM) / ALIGN) * ALIGN;
+
 /** A buffer taken for one answer. */
 export interface AnswerBuffer {
   /** Exactly the bytes asked for, to fill. */
@@ -35,7 +38,7 @@ export class AnswerBuffers {
     for (let i = 0; i < this.free.length; i++) {
       if (this.free[i].length >= size && (best < 0 || this.free[i].length < this.free[best].length)) best = i;
     }
-    const whole = best >= 0 ? this.free.splice(best, 1)[0] : Buffer.allocUnsafe(Math.ceil((size * HEADROOM) / ALIGN) * ALIGN);
+    const whole = best >= 0 ? this.free.splice(best, 1)[0] : Buffer.allocUnsafe(roomFor(size));
     let released = false;
     return {
       bytes: whole.subarray(0, size),
@@ -45,6 +48,38 @@ export class AnswerBuffers {
         this.keep(whole);
       },
     };
+  }
+
+  /**
+   * The largest free buffer's memory, taken out of the store's keeping, to move to the report
+   * writer's thread (report-writer-thread.ts), which writes into it if it is large enough and
+   * gives it back either way (`adopt`, `give`).
+   */
+  takeSpare(): ArrayBuffer | undefined {
+    let largest = -1;
+    for (let i = 0; i < this.free.length; i++) if (largest < 0 || this.free[i].length > this.free[largest].length) largest = i;
+    if (largest < 0) return undefined;
+    const [whole] = this.free.splice(largest, 1);
+    // A buffer of its own memory (as allocUnsafe gives from 4 KiB); another is not moved.
+    return whole.byteOffset === 0 && whole.buffer.byteLength === whole.length ? (whole.buffer as ArrayBuffer) : undefined;
+  }
+
+  /** An answer written into `memory` (moved here from another thread), its first `length` bytes; released, the memory serves later answers. */
+  adopt(memory: ArrayBuffer, length: number): AnswerBuffer {
+    let released = false;
+    return {
+      bytes: Buffer.from(memory, 0, length),
+      release: () => {
+        if (released) return;
+        released = true;
+        this.give(memory);
+      },
+    };
+  }
+
+  /** Keeps `memory` (moved back from another thread) for a later answer. */
+  give(memory: ArrayBuffer): void {
+    if (memory.byteLength >= POOLED_FROM_BYTES) this.keep(Buffer.from(memory));
   }
 
   /** How many buffers wait for reuse, and their bytes (tests, metrics). */

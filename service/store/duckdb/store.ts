@@ -13,8 +13,17 @@ import { CredentialsCache } from "../credentials-cache.js";
 import { ReportFiles, runReportJson } from "./report.js";
 import { AnswerBuffers } from "./answer-buffers.js";
 import { DictionaryNames } from "./dictionary-names.js";
-import { MAX_ROWS_WRITTEN_IN_JS, writeReportRows } from "./report-rows.js";
+import { MAX_ROWS_WRITTEN_IN_JS, rowsShape, writeReportRows } from "./report-rows.js";
+import { ReportWriterThread, type StartWriter } from "./report-writer-thread.js";
 import { planReport, readsFactDetail } from "../plan.js";
+
+/**
+ * Reports of at least this many grouped rows are written on the report writer's thread; smaller
+ * ones (one slice of the event loop's writer, ~1 ms) cost the event loop as much CPU through the
+ * thread as written in place: 930 rows 2.25 / 2.26 ms, 3,720 rows 3.15 / 2.83 ms, 31,000 rows
+ * 28.2 / 5.9 ms (bench/report-writer.ts, docs/benchmarks.md, "The read side, part eight").
+ */
+export const WRITER_FROM_ROWS = 2048;
 
 /** `ReportStore` on DuckDB. */
 export class DuckDBReportStore implements ReportStore {
@@ -23,6 +32,7 @@ export class DuckDBReportStore implements ReportStore {
   private readonly reportFiles = new ReportFiles();
   private readonly answerBuffers = new AnswerBuffers();
   private readonly names = new DictionaryNames();
+  private readonly writer: ReportWriterThread;
   /** One process holds the file (connection.ts), so every revocation passes through here: no expiry needed. */
   private readonly credentials = new CredentialsCache({ ttlMs: Number.POSITIVE_INFINITY });
   /** The hourly tables' columns, read at the first load. */
@@ -44,17 +54,22 @@ export class DuckDBReportStore implements ReportStore {
     private readonly rollups: boolean,
     threads: number,
     private readonly maxRowsInJs: number,
+    private readonly writerFromRows: number,
+    startWriter?: StartWriter,
   ) {
     this.detailedReports = new Slots(threads);
+    this.writer = new ReportWriterThread(startWriter);
   }
 
   /**
    * Opens a database file (creating its folder) or `:memory:`, running migrations.
    * `maxRowsInJs`: reports of up to this many rows are ordered and written in JS (report-rows.ts;
-   * 0: all by DuckDB, what tests compare against).
+   * 0: all by DuckDB, what tests compare against). `writerFromRows`: those of at least this many
+   * are written on the report writer's thread (report-writer-thread.ts; Infinity: none, 1: all),
+   * the others on the event loop. `startWriter`: the writer's thread, for tests.
    */
-  static async open(db: string, options: DuckDBOptions & { rollups?: boolean; maxRowsInJs?: number } = {}): Promise<DuckDBReportStore> {
-    return new DuckDBReportStore(await openDatabase(db, options), options.rollups !== false, options.threads ?? availableParallelism(), options.maxRowsInJs ?? MAX_ROWS_WRITTEN_IN_JS);
+  static async open(db: string, options: DuckDBOptions & { rollups?: boolean; maxRowsInJs?: number; writerFromRows?: number; startWriter?: StartWriter } = {}): Promise<DuckDBReportStore> {
+    return new DuckDBReportStore(await openDatabase(db, options), options.rollups !== false, options.threads ?? availableParallelism(), options.maxRowsInJs ?? MAX_ROWS_WRITTEN_IN_JS, options.writerFromRows ?? WRITER_FROM_ROWS, options.startWriter);
   }
 
   async ingest(facts: FactInput, options?: IngestOptions): Promise<number> {
@@ -81,7 +96,7 @@ export class DuckDBReportStore implements ReportStore {
     const answer = await (readsFactDetail(plan) ? this.detailedReports.run(run) : run());
     if (!("kind" in answer)) return answer;
     // Written after DuckDB's slot and connection are given back: the next report's query runs meanwhile.
-    const { bytes, release } = await writeReportRows(answer, plan, this.answerBuffers);
+    const { bytes, release } = answer.rows >= this.writerFromRows ? await this.writer.write(answer, rowsShape(plan), this.answerBuffers) : await writeReportRows(answer, plan, this.answerBuffers);
     return { total: answer.rows, rowsJson: bytes, release };
   }
 
@@ -120,6 +135,7 @@ export class DuckDBReportStore implements ReportStore {
 
   async close(): Promise<void> {
     await this.pool.close();
+    await this.writer.close();
     this.reportFiles.remove();
   }
 }
