@@ -88,7 +88,12 @@ export class ReportWriterThread {
     const answer = new Promise<AnswerBuffer>((resolve, reject) => {
       this.pending.set(id, { resolve, reject, buffers });
       if (this.pending.size === 1) worker.ref();
-      worker.postMessage(message, moved);
+      try {
+        worker.postMessage(message, moved);
+      } catch (error) {
+        // Not sent (a buffer that cannot move): nothing will answer it.
+        this.settle({ type: "failed", id, message: (error as Error).message });
+      }
     });
     const done: Promise<unknown> = answer.then(
       () => this.writing.delete(done),
