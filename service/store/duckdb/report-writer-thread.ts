@@ -2,7 +2,7 @@
  * Large reports' rows written on a thread of their own (report-writer-worker.ts), so that the
  * event loop only reads DuckDB's columns and sends the finished bytes: ranking, ordering and
  * writing 31,000 rows is ~20–30 ms of CPU, which on the event loop delayed every request waiting
- * behind it (docs/benchmarks.md, "The read side, part eight"). The columns' memory moves to the
+ * behind it (docs/benchmarks.md, "The read side, part nine"). The columns' memory moves to the
  * thread and the answer's memory back (transferred, never copied or cloned); the dictionary
  * names the rows need are sent once each and kept there, so a report sends only names it is the
  * first to use.
@@ -83,7 +83,8 @@ export class ReportWriterThread {
     const spare = buffers.takeSpare() ?? null;
     const columns = [...grouped.keys, ...grouped.metrics];
     const message: ToWriter = { type: "write", id, shape, rows: grouped.rows, keys: grouped.keys, metrics: grouped.metrics, metricColumns: grouped.metricColumns, tables, spare };
-    const moved = columns.map((c) => c.buffer as ArrayBuffer);
+    // A plain count's column is its sum's own array (metric-columns.ts): each buffer moves once.
+    const moved = [...new Set(columns.map((c) => c.buffer as ArrayBuffer))];
     if (spare !== null) moved.push(spare);
     const answer = new Promise<AnswerBuffer>((resolve, reject) => {
       this.pending.set(id, { resolve, reject, buffers });

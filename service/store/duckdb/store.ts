@@ -21,7 +21,7 @@ import { planReport, readsFactDetail } from "../plan.js";
  * Reports of at least this many grouped rows are written on the report writer's thread; smaller
  * ones (one slice of the event loop's writer, ~1 ms) cost the event loop as much CPU through the
  * thread as written in place: 930 rows 2.25 / 2.26 ms, 3,720 rows 3.15 / 2.83 ms, 31,000 rows
- * 28.2 / 5.9 ms (bench/report-writer.ts, docs/benchmarks.md, "The read side, part eight").
+ * 28.2 / 5.9 ms (bench/report-writer.ts, docs/benchmarks.md, "The read side, part nine").
  */
 export const WRITER_FROM_ROWS = 2048;
 
