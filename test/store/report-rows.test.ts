@@ -3,37 +3,16 @@
 // facts and queries, with names that need escaping or sort differently as bytes than as UTF-16.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { DuckDBReportStore } from "../../service/store/duckdb/store.js";
 import type { Fact, ReportQuery } from "../../service/store/index.js";
 import { demandFactArb, metricsArb, queryArb, supplyFactArb } from "./report-model.js";
 import { supply, supplyQuery } from "./helpers.js";
+import { answersOfTwoStores } from "./two-stores.js";
 
 /** Names JSON escapes (quote, backslash, control characters, U+007F) or that sort differently as UTF-8 bytes than as UTF-16 (U+FFFD against an astral character), and the empty one. */
 const NAMES = ['a"b', "back\\slash", "tab\there", "line\nend", "\u0001\u001f", "del\u007f", "é", "\uFFFD", "\u{1F600}", "", "z", "Z", "com.a"];
 
-const text = (rows: string | Uint8Array) => (typeof rows === "string" ? rows : Buffer.from(rows).toString("utf8"));
-
-/** Each query's answer from both stores: total and the rows' bytes. */
-async function bothAnswers(facts: Fact[], queries: ReportQuery[]): Promise<[string[], string[]]> {
-  // One thread each: both sum each group's doubles in the same order.
-  const inJs = await DuckDBReportStore.open(":memory:", { threads: 1 });
-  const inDuckDB = await DuckDBReportStore.open(":memory:", { threads: 1, maxRowsInJs: 0 });
-  try {
-    const answers: [string[], string[]] = [[], []];
-    for (const [i, store] of [inJs, inDuckDB].entries()) {
-      if (facts.length > 0) await store.ingest(facts);
-      for (const query of queries) {
-        const answer = await store.reportJson(query);
-        answers[i].push(`${answer.total} ${text(answer.rowsJson)}`);
-        answer.release?.();
-      }
-    }
-    return answers;
-  } finally {
-    await inJs.close();
-    await inDuckDB.close();
-  }
-}
+/** Each query's answer from a store writing rows in JS and one leaving them to DuckDB (one thread each: both sum each group's doubles in the same order). */
+const bothAnswers = (facts: Fact[], queries: ReportQuery[]) => answersOfTwoStores([{ threads: 1 }, { threads: 1, maxRowsInJs: 0 }], [facts], queries);
 
 describe("report rows written in JS", () => {
   it("are DuckDB's rows, byte for byte, for random facts and queries", { timeout: 240_000 }, async () => {

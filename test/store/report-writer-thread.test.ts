@@ -10,35 +10,14 @@ import type { Fact, ReportQuery } from "../../service/store/index.js";
 import { startWorker } from "../../service/worker-thread.js";
 import { demandFactArb, queryArb, supplyFactArb } from "./report-model.js";
 import { supply, supplyQuery } from "./helpers.js";
+import { answersOfTwoStores, text } from "./two-stores.js";
 
 /** Names JSON escapes or that sort differently as UTF-8 bytes than as UTF-16, and the empty one. */
 const NAMES = ['a"b', "back\\slash", "tab\there", "\u0001\u001f", "é", "\uFFFD", "\u{1F600}", "", "z", "Z"];
 
-const text = (rows: string | Uint8Array) => (typeof rows === "string" ? rows : Buffer.from(rows).toString("utf8"));
-
-/** A store writing every report with dimensions on the thread, and one writing them all on the event loop. */
-const openBoth = () => Promise.all([DuckDBReportStore.open(":memory:", { threads: 1, writerFromRows: 1 }), DuckDBReportStore.open(":memory:", { threads: 1, writerFromRows: Number.POSITIVE_INFINITY })]);
-
-/** Each query's answer from both stores (total and bytes), the facts loaded in `batches` between the queries. */
-async function bothAnswers(batches: Fact[][], queries: ReportQuery[]): Promise<[string[], string[]]> {
-  const stores = await openBoth();
-  try {
-    const answers: [string[], string[]] = [[], []];
-    for (const [i, store] of stores.entries()) {
-      for (const facts of batches) {
-        if (facts.length > 0) await store.ingest(facts);
-        for (const query of queries) {
-          const answer = await store.reportJson(query);
-          answers[i].push(`${answer.total} ${text(answer.rowsJson)}`);
-          answer.release?.();
-        }
-      }
-    }
-    return answers;
-  } finally {
-    await Promise.all(stores.map((s) => s.close()));
-  }
-}
+/** Each query's answer from a store writing every report with dimensions on the thread and one writing them all on the event loop. */
+const bothAnswers = (batches: Fact[][], queries: ReportQuery[]) =>
+  answersOfTwoStores([{ threads: 1, writerFromRows: 1 }, { threads: 1, writerFromRows: Number.POSITIVE_INFINITY }], batches, queries);
 
 /** `count` supply facts of pub-1, over many apps (named from NAMES too), countries and days. */
 function manyFacts(count: number, appPrefix: string): Fact[] {
