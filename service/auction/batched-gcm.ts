@@ -66,12 +66,12 @@ export class BatchedGcm {
     this.aadBits = aad.length * 8;
   }
 
-  /** The sealed body of a text's UTF-8 bytes, or of bytes (the first `size` of them when given), in base64url. */
-  seal(plaintext: string | Buffer, size = plaintext.length): string {
-    const most = typeof plaintext === "string" ? plaintext.length * 3 : size;
+  /** The sealed body of a text's UTF-8 bytes, or of bytes, in base64url. */
+  seal(plaintext: string | Buffer): string {
+    const most = typeof plaintext === "string" ? plaintext.length * 3 : plaintext.length;
     if (most + IV_BYTES + TAG_BYTES + 16 > this.scratch.bytes.length) this.scratch = wordBuffer(Math.ceil((most + IV_BYTES + TAG_BYTES + 16) / 16) * 16);
     const { bytes, words } = this.scratch;
-    const length = typeof plaintext === "string" ? bytes.write(plaintext, IV_BYTES, "utf8") : plaintext.copy(bytes, IV_BYTES, 0, size);
+    const length = typeof plaintext === "string" ? bytes.write(plaintext, IV_BYTES, "utf8") : plaintext.copy(bytes, IV_BYTES);
     return this.sealAt(bytes, words, length);
   }
 

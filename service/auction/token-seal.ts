@@ -41,11 +41,11 @@ export function newSealKeyText(): string {
  * The same seal with a cipher object of its own (node:crypto), for machines that store 32-bit
  * words high byte first, where batched-gcm.ts's tables do not apply: 10-15 µs a token.
  */
-export function sealOnce(key: KeyObject, aad: Buffer, plaintext: Buffer | string, size = plaintext.length): string {
+export function sealOnce(key: KeyObject, aad: Buffer, plaintext: Buffer | string): string {
   const iv = randomFillSync(Buffer.alloc(IV_BYTES));
   const cipher = createCipheriv("aes-256-gcm", key, iv);
   cipher.setAAD(aad);
-  const sealed = typeof plaintext === "string" ? cipher.update(plaintext, "utf8") : cipher.update(plaintext.subarray(0, size));
+  const sealed = typeof plaintext === "string" ? cipher.update(plaintext, "utf8") : cipher.update(plaintext);
   return Buffer.concat([iv, sealed, cipher.final(), cipher.getAuthTag()]).toString("base64url");
 }
 
@@ -65,16 +65,16 @@ export class SealKeyRing {
   }
 
   /**
-   * Seals bytes (the first `size` of them when given), or a text as its UTF-8 bytes, with the first key: AES-256-GCM with a random
+   * Seals bytes, or a text as its UTF-8 bytes, with the first key: AES-256-GCM with a random
    * 96-bit IV (no counter to coordinate across nodes sharing a key), the keystream made for 256
    * IVs at a time (batched-gcm.ts: 10-15 µs a token with a cipher object each, 3-5 µs so in a
    * loop; in the exchange, its caches cold, about half of the cipher object's cost).
    */
-  seal(plaintext: Buffer | string, size = plaintext.length): string {
+  seal(plaintext: Buffer | string): string {
     const { id, key } = this.keys[0];
-    if (!LITTLE_ENDIAN) return `${id}.${sealOnce(key, this.aad.get(id)!, plaintext, size)}`;
+    if (!LITTLE_ENDIAN) return `${id}.${sealOnce(key, this.aad.get(id)!, plaintext)}`;
     this.sealer ??= new BatchedGcm(key, this.aad.get(id)!);
-    return `${id}.${this.sealer.seal(plaintext, size)}`;
+    return `${id}.${this.sealer.seal(plaintext)}`;
   }
 
   /**
