@@ -40,7 +40,8 @@ describe("batched AES-256-GCM", () => {
     expect(Buffer.from(gcm.seal(Buffer.from(plaintext, "hex")), "base64url").toString("hex")).toBe(iv + ciphertext + tag);
   });
 
-  test("node:crypto opens whatever it seals: any key, AAD, length (past a slot's end too) and text", () => {
+  // 6-7 s each on a quiet machine; past 40 s beside a busy suite: timeouts of their own, not the default 30 s.
+  test("node:crypto opens whatever it seals: any key, AAD, length (past a slot's end too) and text", { timeout: 180_000 }, () => {
     const bytesOrText = fc.oneof(
       fc.uint8Array({ maxLength: 1200 }).map((b) => Buffer.from(b)),
       fc.string({ unit: "binary", maxLength: 300 }),
@@ -57,7 +58,7 @@ describe("batched AES-256-GCM", () => {
     );
   });
 
-  test("each IV seals one token: a batch is drawn again when its slots are used, whatever the tokens' lengths", () => {
+  test("each IV seals one token: a batch is drawn again when its slots are used, whatever the tokens' lengths", { timeout: 180_000 }, () => {
     const ivs = countingIvs();
     const key = randomBytes(32);
     const aad = Buffer.from("key-id", "latin1");
