@@ -1,5 +1,5 @@
 /**
- * `@adxkit/bindings/runtime`: what the generated validators and code lists import. No
+ * `@adxkit/bindings/runtime`: what the generated validators, code lists and report codec import. No
  * dependencies and no Node-only modules, so the bindings bundle for browsers and edge runtimes.
  * The Fastify side of the server stubs is apart, in `@adxkit/bindings/runtime/fastify`.
  */
@@ -10,3 +10,5 @@ export { describeValue, fieldName, keywordMessage, type CodelistFacts, type Keyw
 export { implementedRules, parseNativeDocument, rules, type EmbeddedKind, type Rule, type RuleContext } from "./rules.js";
 export { defineCodelist, defineIab, type CodelistApi, type CodelistEntry, type CodelistMeta, type IabApi } from "./codelist.js";
 export { formatExpectations, formats, isCurrency, isIPv4, isIPv6, isLanguage, isLinkUrl, isReportTime, isWebUrl, ucs2length } from "./formats.js";
+export { ByteReader, ByteWriter } from "./bytes.js";
+export { hourMillis } from "./hour.js";

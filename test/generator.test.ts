@@ -133,6 +133,7 @@ describe("golden output of a tiny spec (test/fixtures/generator/spec)", GENERATO
     expect([...packages].sort()).toEqual([
       "codelists: @adxkit/bindings/runtime",
       "errors: @adxkit/bindings/runtime",
+      "reports: @adxkit/bindings/runtime",
       "stubs: @adxkit/bindings/runtime/fastify",
       "stubs: fastify",
       "validators: @adxkit/bindings/runtime",

@@ -7,7 +7,11 @@
  * fields, `"v"`). A key of an older version still reads: the dimensions added since take their
  * declared default. A newer version than this build knows is refused, saying so.
  */
+import { hourMillis } from "@adxkit/bindings/runtime";
 import type { Counter, Side } from "./model.js";
+
+/** The report hour's text as milliseconds since the epoch (the runtime's: the binary key codec reads hours too). */
+export { hourMillis } from "@adxkit/bindings/runtime";
 
 /** The fact-key version this build writes; it reads every version from 1 to this one. */
 export const FACT_KEY_VERSION = 1;
@@ -99,22 +103,7 @@ export type IncrementCounts = Partial<Record<Counter, number>>;
 // ---- Checks ---------------------------------------------------------------------------------
 
 const INT32_MAX = 2_147_483_647;
-const HOUR_PATTERN = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):00:00$/;
 const PATTERN_COUNTRY = new RegExp("^[A-Z]{3}$");
-
-/**
- * `YYYY-MM-DDThh:00:00` (a real UTC hour, years 1970–9999) as milliseconds since the epoch, or
- * undefined when the text is not one.
- */
-export function hourMillis(text: string): number | undefined {
-  const m = HOUR_PATTERN.exec(text);
-  if (!m) return undefined;
-  const [year, month, day, hour] = [Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4])];
-  if (year < 1970 || month < 1 || month > 12 || day < 1 || hour > 23) return undefined;
-  const millis = Date.UTC(year, month - 1, day, hour);
-  // Date.UTC rolls 2026-02-30 over into March: a real day must come back unchanged.
-  return new Date(millis).getUTCDate() === day ? millis : undefined;
-}
 
 /** Hours already found valid; bounded, since a load rarely spans more than a few thousand hours. */
 const validHours = new Set<string>();

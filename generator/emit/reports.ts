@@ -2,7 +2,8 @@
  * Reports target (spec/report-model.yaml): the model's tables for the store's query plan and the
  * report limits (`reports/model.ts`); the fact and key types, the fact checks and the versioned
  * fact-key codec the spool, the billing token and NDJSON loads share (`reports/facts.ts`), and
- * its binary spelling for the billing token (`reports/key-bytes.ts`).
+ * its binary spelling for the billing token (`reports/key-bytes.ts`: the key's writes and reads;
+ * the byte writer and reader are the runtime's, runtime/bytes.ts).
  * Nothing is emitted for a spec without a report model.
  */
 import type { Model, ReportDimensionModel, ReportModel, SideModel } from "../model.js";
@@ -122,7 +123,7 @@ export function emitReports(model: Model, render: Render): GeneratedFile[] {
   // The auction key: every dimension a billing event needs to count on both sides, supply's key first.
   const auctionKey = [...new Set(report.sides.flatMap((s) => s.key))];
   const auctionKeyVersions = Array.from({ length: report.factKeyVersion }, (_, i) => [...new Set(report.sides.flatMap((s) => s.keyVersions[i].fields))]);
-  // The binary form (reports/key-bytes.ts): each value's kind, by version; the current version's writes.
+  // The binary form (reports/key-bytes.ts): each value's kind, by version; the current version's writes (ByteWriter methods).
   const kindOf = (name: string) => {
     const type = report.dimensions.find((d) => d.name === name)!.type;
     return type === "hour" || type === "code" ? type : "string";

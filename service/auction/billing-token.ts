@@ -64,9 +64,10 @@ const BINARY = 3;
 
 /**
  * The claims' bytes, written for each token after 12 bytes left for the seal's IV and sealed where
- * they are (`SealKeyRing.sealWritten`); one thread seals, so nothing else writes between.
+ * they are (`SealKeyRing.sealWritten`: a Buffer of its own memory, whose words align); one thread
+ * seals, so nothing else writes between.
  */
-const claimsBytes = new ByteWriter(1024);
+const claimsBytes = new ByteWriter(1024, (size) => Buffer.allocUnsafeSlow(size));
 const AT_CLAIMS = 12;
 
 /** Seals claims into a token. */

@@ -94,7 +94,7 @@ describe("the codec", () => {
     }
     const w = new ByteWriter(1);
     expect(writeAuctionKeyBytes(w, k)).toBe(true);
-    expect(w.bytes.subarray(0, w.at).toString("hex")).toBe("019afb1d01700161000102035553410164");
+    expect(Buffer.from(w.bytes.subarray(0, w.at)).toString("hex")).toBe("019afb1d01700161000102035553410164");
     expect(readAuctionKeyBytes(new ByteReader(w.bytes, 0, w.at - 2))).toBe("the auction key's string 8 does not read");
     expect(readAuctionKeyBytes(new ByteReader(Buffer.from([FACT_KEY_VERSION + 1]), 0, 1))).toMatch(/newer than this adxkit reads/);
   });
