@@ -65,3 +65,27 @@ export function auctionRulesOf(apis: ApiModel[], problems: string[]): AuctionRul
   }
   return rules as AuctionRulesModel;
 }
+
+/** The billing token's formats (`x-adxkit-token-formats` of the billing operation): the one sealed, and every one still opened. */
+export interface BillingTokenFormatsModel {
+  written: number;
+  opened: number[];
+}
+
+/**
+ * The billing token's formats of the first operation that declares `x-adxkit-token-formats`, or
+ * undefined when none does; each a positive integer, the written one among those opened.
+ */
+export function billingTokenFormatsOf(apis: ApiModel[], problems: string[]): BillingTokenFormatsModel | undefined {
+  const formats = apis.flatMap((a) => a.operations).map((op) => op.extensions["x-adxkit-token-formats"] as Record<string, unknown> | undefined).find(Boolean);
+  if (formats === undefined) return undefined;
+  const { written, opened } = formats;
+  const isFormat = (v: unknown) => Number.isInteger(v) && (v as number) > 0;
+  if (!isFormat(written)) problems.push("openapi: x-adxkit-token-formats.written must be a positive integer");
+  if (!Array.isArray(opened) || !opened.every(isFormat) || new Set(opened).size !== opened.length) {
+    problems.push("openapi: x-adxkit-token-formats.opened must be a list of distinct positive integers");
+    return undefined;
+  }
+  if (!opened.includes(written)) problems.push(`openapi: x-adxkit-token-formats.opened must include the written format ${written}`);
+  return { written: written as number, opened: [...opened].sort((a, b) => a - b) };
+}

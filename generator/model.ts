@@ -13,7 +13,7 @@ import { expandReportSchemas } from "./report-schemas.js";
 import { checkRuleStatuses } from "./rule-statuses.js";
 import { buildErrors, type ErrorsModel } from "./errors-model.js";
 import { serveOptionsOf, type ServeOptionModel } from "./serve-options.js";
-import { auctionRulesOf, type AuctionRulesModel } from "./auction-rules.js";
+import { auctionRulesOf, billingTokenFormatsOf, type AuctionRulesModel, type BillingTokenFormatsModel } from "./auction-rules.js";
 import { collectChoices, reachableSchemas, recommendedTree, resolveFields, schemaIndex, walkSchema, type RecommendedNode } from "./schema-walk.js";
 import { componentize, componentsOf, operationsOf, serversOf, type ComponentModel, type OperationModel, type ServerModel } from "./operations.js";
 
@@ -130,6 +130,8 @@ export interface Model {
   macros: MacroModel[];
   secretParameters: SecretParametersModel;
   auctionRules?: AuctionRulesModel;
+  /** The billing token's formats (`x-adxkit-token-formats`), when the spec has a billing operation. */
+  billingTokenFormats?: BillingTokenFormatsModel;
   /** The options of `adxkit serve` (spec/schemas/serve-options.yaml), when the spec has them. */
   serveOptions?: ServeOptionModel[];
   codelists: CodelistModel[];
@@ -310,6 +312,7 @@ export function buildModel(spec: LoadedSpec): Model {
     }
   }
   const auctionRules = auctionRulesOf(apis, problems);
+  const billingTokenFormats = billingTokenFormatsOf(apis, problems);
   const secretNames = (where: string) =>
     [...new Set(apis.flatMap((a) => a.operations).flatMap((op) => op.parameters).filter((p) => p.secret && p.in === where).map((p) => p.name.toLowerCase()))].sort();
   const secretParameters = { query: secretNames("query"), header: secretNames("header") };
@@ -321,7 +324,7 @@ export function buildModel(spec: LoadedSpec): Model {
     .sort((a, b) => a.specPath.localeCompare(b.specPath));
   const hash = createHash("sha256");
   for (const source of sources) hash.update(source.specPath).update("\0").update(source.text).update("\0");
-  return { macros, secretParameters, auctionRules, serveOptions, codelists, schemas, validators, errors, apis, ...(reports ? { reports } : {}), sources, specHash: hash.digest("hex") };
+  return { macros, secretParameters, auctionRules, ...(billingTokenFormats ? { billingTokenFormats } : {}), serveOptions, codelists, schemas, validators, errors, apis, ...(reports ? { reports } : {}), sources, specHash: hash.digest("hex") };
 }
 
 

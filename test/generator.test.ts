@@ -272,6 +272,25 @@ describe("spec errors", () => {
     ]);
   });
 
+  it("the billing token's x-adxkit-token-formats are checked at load: the written format among those opened, each a positive integer", async () => {
+    const root = tempDir("spec-token-formats");
+    cpSync(join(REPO, "spec"), root, { recursive: true });
+    const bidding = join(root, "openapi", "bidding.yaml");
+    const text = readFileSync(bidding, "utf8");
+    expect(text).toMatch(/ written: 3\n\s*opened: \[1, 2, 3\]/);
+    const problems = async (replace: (text: string) => string) => {
+      writeFileSync(bidding, replace(text));
+      const error = await generate({ spec: root, templates: TEMPLATES, out: join(root, "out"), check: true }).then(() => undefined, (e: unknown) => e);
+      expect(error).toBeInstanceOf(SpecError);
+      return (error as SpecError).problems;
+    };
+    expect(await problems((t) => t.replace(" written: 3", " written: 4"))).toEqual(["openapi: x-adxkit-token-formats.opened must include the written format 4"]);
+    expect(await problems((t) => t.replace(" written: 3", " written: three").replace("opened: [1, 2, 3]", "opened: [1, 0]"))).toEqual([
+      "openapi: x-adxkit-token-formats.written must be a positive integer",
+      "openapi: x-adxkit-token-formats.opened must be a list of distinct positive integers",
+    ]);
+  });
+
   it("problems in several schema files are all reported at once", async () => {
     const root = tempDir("spec-errors");
     cpSync(TINY_SPEC, root, { recursive: true });

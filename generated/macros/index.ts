@@ -81,3 +81,16 @@ export const auctionRules = {
   "accountsPollMs": 500,
   "accountsBackstopMs": 5000
 } as const;
+
+/**
+ * The billing token's formats (spec/openapi/bidding.yaml, x-adxkit-token-formats of the billing
+ * event): `written`, the format the exchange seals; `opened`, every format it still opens.
+ */
+export const billingTokenFormats = {
+  "written": 3,
+  "opened": [
+    1,
+    2,
+    3
+  ]
+} as const;

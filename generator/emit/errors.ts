@@ -12,6 +12,6 @@ export function emitErrors(model: Model, render: Render): GeneratedFile[] {
   };
   return [
     { path: "errors/index.ts", contents: render("errors/index", view) },
-    { path: "macros/index.ts", contents: render("macros/index", { macros: model.macros, auctionRules: model.auctionRules ?? null }) },
+    { path: "macros/index.ts", contents: render("macros/index", { macros: model.macros, auctionRules: model.auctionRules ?? null, billingTokenFormats: model.billingTokenFormats ?? null }) },
   ];
 }

@@ -8,6 +8,7 @@
  * one of a newer version is refused, saying so.
  */
 import { randomBytes } from "node:crypto";
+import { billingTokenFormats } from "@adxkit/bindings";
 import { ByteReader, ByteWriter, decodeAuctionKey, readAuctionKeyBytes, writeAuctionKeyBytes, type AuctionKey } from "@adxkit/bindings/reports";
 import type { SealKeyRing } from "./token-seal.js";
 
@@ -46,11 +47,19 @@ export function newTokenId(): string {
   return `${idPrefix}${(++idCounter).toString(36)}`;
 }
 
+/** A format the spec still opens (x-adxkit-token-formats opened). */
+type OpenedFormat = (typeof billingTokenFormats.opened)[number];
+const opens = (format: number) => (billingTokenFormats.opened as readonly number[]).includes(format);
+
+/** Token format 1: the claims as a JSON object (the first, opened until its tokens expire). */
+const NAMED = 1;
+
 /**
- * Token format 2: the claims as a JSON array in a fixed order after the form number (format 1,
- * before it, was a JSON object). Written now only for claims format 3 cannot hold.
+ * Token format 2: the claims as a JSON array in a fixed order after the form number. Written now
+ * only for claims format 3 cannot hold, so the spec must still open it (typed: a spec that drops it
+ * does not compile here).
  */
-const POSITIONAL = 2;
+const POSITIONAL: OpenedFormat & 2 = 2;
 
 /**
  * Token format 3: the claims in binary after a first byte 3 (no JSON text starts with it), in
@@ -60,7 +69,7 @@ const POSITIONAL = 2;
  * 5.4-9.2 µs with the JSON text (of which JSON.stringify 1.4-2.3), same runs of
  * bench/exchange-work.ts (2026-11-26 21:27-21:36, load 5-8).
  */
-const BINARY = 3;
+const BINARY: 3 = billingTokenFormats.written;
 
 /**
  * The claims' bytes, written for each token after 12 bytes left for the seal's IV and sealed where
@@ -110,6 +119,15 @@ function fromPositional(payload: unknown): unknown {
   return { jti, aid, iid, seat, px, cur, ...(burl !== null ? { burl } : {}), k, exp };
 }
 
+/** The formats opened, as the refusal of another names them: `3, or the JSON of formats 1 and 2`. */
+const OPENED_TEXT = (() => {
+  const json = billingTokenFormats.opened.filter((f) => f === NAMED || f === POSITIONAL);
+  return json.length === 0 ? `${BINARY}` : `${BINARY}, or the JSON of format${json.length > 1 ? "s" : ""} ${json.join(" and ")}`;
+})();
+
+/** A plaintext's format: its first byte, the JSON formats by their first character. */
+const formatOf = (plaintext: Buffer) => (plaintext.length === 0 ? "(empty)" : plaintext[0] === 0x7b ? `${NAMED} (JSON)` : plaintext[0] === 0x5b ? `${POSITIONAL} (JSON)` : `${plaintext[0]}`);
+
 const problems = {
   malformed: "token is malformed",
   "unknown-key": "token was sealed with a key this exchange does not hold (rotated out, or another exchange's)",
@@ -128,15 +146,15 @@ export function openBillingToken(token: unknown, ring: SealKeyRing, now: number)
   if (plaintext[0] === BINARY) {
     payload = fromBinary(plaintext);
     if (typeof payload === "string") return invalid(`token auction key: ${payload}`);
-  } else if (plaintext[0] === 0x5b || plaintext[0] === 0x7b) {
-    // `[` or `{`: the JSON formats (1 and 2), which still count until they expire.
+  } else if ((plaintext[0] === 0x5b && opens(POSITIONAL)) || (plaintext[0] === 0x7b && opens(NAMED))) {
+    // `[` or `{`: the JSON formats (2 and 1), which still count until they expire.
     try {
       payload = fromPositional(JSON.parse(plaintext.toString("utf8")));
     } catch {
       return invalid("token payload is not JSON");
     }
   } else {
-    return invalid(`token format ${plaintext[0] ?? "(empty)"} is not one this adxkit reads (${BINARY}, or the JSON of formats 1 and 2): sealed by a newer adxkit?`);
+    return invalid(`token format ${formatOf(plaintext)} is not one this adxkit reads (${OPENED_TEXT}): sealed by a newer adxkit?`);
   }
   const claims = withAuctionKey(payload);
   if (!isClaims(claims)) return invalid("token payload is incomplete");

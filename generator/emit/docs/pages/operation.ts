@@ -19,6 +19,15 @@ const extensionLabel = (key: string) => {
   return words.charAt(0).toUpperCase() + words.slice(1);
 };
 
+/** An extension's value as text: prose as it is; an object of values as `key value; …` (`x-adxkit-token-formats`: written 3; opened 1, 2, 3). */
+const extensionText = (value: unknown): string => {
+  if (typeof value === "string") return value;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return JSON.stringify(value);
+  return Object.entries(value)
+    .map(([key, v]) => `${key} ${Array.isArray(v) ? v.join(", ") : typeof v === "string" ? v : JSON.stringify(v)}`)
+    .join("; ");
+};
+
 /** Report status codes that apply to an interface (by its letter). */
 export const statusesOf = (api: ApiModel, ctx: Ctx) => (api.letter ? ctx.site.model.errors.reportStatus.filter((s) => s.appliesTo.includes(api.letter!)) : []);
 
@@ -101,7 +110,7 @@ export function operationPage(o: SiteOperation, ctx: Ctx): Page {
     securityHtml: securityHtml(op),
     extensions: Object.entries(op.extensions)
       .filter(([k]) => !SHOWN_ELSEWHERE.has(k))
-      .map(([k, v]) => ({ key: extensionLabel(k), valueHtml: text(typeof v === "string" ? v : JSON.stringify(v), ctx) })),
+      .map(([k, v]) => ({ key: extensionLabel(k), valueHtml: text(extensionText(v), ctx) })),
     hasParameters: op.parameters.length > 0,
     // A credential the operation's security requires is required, whatever the parameter says alone.
     parametersHtml: op.parameters.length ? parametersTable(op.parameters.map((p) => (op.credentials.includes(p.name) ? { ...p, required: true } : p)), ctx) : "",
