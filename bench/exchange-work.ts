@@ -2,7 +2,8 @@
  * The exchange's own work per auction, without HTTP: parse and validate the bid request, open
  * the auction, check three bidders' answers, pick and price the winner, sign its billing token,
  * replace its macros, record the report counts (with the spool, and without), serialise the bid
- * response; the token's seal is also timed in place (wall clock, in the no-spool rounds). The bidders' answers are real reference-bidder answers captured once at start; the
+ * response; the token's seal is also timed in place (wall clock, in the no-spool rounds), and the
+ * winning burl's length printed (the spec's burl-budget states a typical one). The bidders' answers are real reference-bidder answers captured once at start; the
  * bid calls answer them from memory on the next microtask and the win notices are not sent.
  *
  * Why: on a shared 2-core machine the loopback bench (bench/auction.ts) moves by several points
@@ -94,6 +95,8 @@ async function workbench(text: string, answers: Map<string, string>, spoolDir: s
   };
   seams.notices.send = () => {};
   const validate = validators["bid-request"];
+  /** The winning bid's burl of the last auction that had one: the exchange's /events/billing?token=…. */
+  let lastBurl = "";
   const one = async () => {
     const payload = parseBidRequestBody(text);
     const validation = validate(payload, undefined, { lenient: false });
@@ -101,6 +104,7 @@ async function workbench(text: string, answers: Map<string, string>, spoolDir: s
     // A busy machine can pause the process past an auction's tmax, which the exchange then sheds (counted, shown below).
     if (output.status === 204 && output.headers?.["x-adxkit-no-bid"] === "overloaded") return shed.count++;
     if (output.status !== 200) throw new Error(`auction answered ${output.status} ${JSON.stringify(output).slice(0, 300)}`);
+    lastBurl = (output.body as any).seatbid?.[0]?.bid?.[0]?.burl ?? lastBurl;
     return JSON.stringify(output.body).length;
   };
   return {
@@ -121,6 +125,8 @@ async function workbench(text: string, answers: Map<string, string>, spoolDir: s
       sealTime.ms = sealTime.count = 0;
       return micros;
     },
+    /** The length of the last winning burl, and of its token (the spec's burl-budget states a typical one). */
+    burlLength: () => `${lastBurl.length} (${new URL(lastBurl).searchParams.get("token")?.length})`,
     close: () => exchange.close(),
   };
 }
@@ -136,7 +142,7 @@ function answersParse(answers: Map<string, string>): number {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1];
 
-const rows = [["payload", "CPU µs/auction: with spool", "no spool", "of which answers JSON.parse", "token's seal in place, wall µs"]];
+const rows = [["payload", "CPU µs/auction: with spool", "no spool", "of which answers JSON.parse", "token's seal in place, wall µs", "burl characters (token)"]];
 const payloads = (() => {
   const i = process.argv.indexOf("--payloads");
   return i > 0 ? process.argv[i + 1].split(",") : ["banner", "video", "native"];
@@ -156,7 +162,7 @@ for (const kind of payloads) {
       results[2].push(answersParse(answers));
       results[3].push(unspooled.sealMicros());
     }
-    rows.push([kind, ...results.map((r) => median(r).toFixed(1))]);
+    rows.push([kind, ...results.map((r) => median(r).toFixed(1)), unspooled.burlLength()]);
   } finally {
     await Promise.all([spooled.close(), unspooled.close()]);
     rmSync(spoolDir, { recursive: true, force: true });
