@@ -154,7 +154,9 @@ export function openBillingToken(token: unknown, ring: SealKeyRing, now: number)
       return invalid("token payload is not JSON");
     }
   } else {
-    return invalid(`token format ${formatOf(plaintext)} is not one this adxkit reads (${OPENED_TEXT}): sealed by a newer adxkit?`);
+    // A JSON format the spec no longer opens had its last tokens expire; any other is newer than this build.
+    const why = plaintext[0] === 0x5b || plaintext[0] === 0x7b ? "a retired format, its tokens expired" : "sealed by a newer adxkit?";
+    return invalid(`token format ${formatOf(plaintext)} is not one this adxkit reads (${OPENED_TEXT}): ${why}`);
   }
   const claims = withAuctionKey(payload);
   if (!isClaims(claims)) return invalid("token payload is incomplete");

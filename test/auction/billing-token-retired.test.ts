@@ -24,7 +24,7 @@ describe("a token format the spec no longer opens", () => {
     expect(openBillingToken(ring.seal(JSON.stringify(c)), ring, now)).toEqual({
       ok: false,
       rule: "billing-token-invalid",
-      message: "token format 1 (JSON) is not one this adxkit reads (3, or the JSON of format 2): sealed by a newer adxkit?",
+      message: "token format 1 (JSON) is not one this adxkit reads (3, or the JSON of format 2): a retired format, its tokens expired",
     });
   });
 
