@@ -2,12 +2,12 @@
  * Builds the Fastify application without listening: report APIs A and B, and (when bidders
  * are configured) the exchange. Tests inject into it; `adxkit serve` listens.
  */
-import { randomUUID } from "node:crypto";
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from "fastify";
 import { serveOptions } from "@adxkit/bindings";
 import { demandReportPlugin, supplyReportPlugin } from "@adxkit/bindings/fastify";
 import { createAuthThrottle, type AuthThrottle } from "./accounts/throttle.js";
 import { redactingLogger, redactUrl } from "./log.js";
+import { requestIdOf } from "./request-id.js";
 import { errorEnvelope } from "./reports/envelope.js";
 import { authenticateReport, demandReportHandlers, supplyReportHandlers } from "./reports/handlers.js";
 import type { ReportStore } from "./store/store.js";
@@ -107,10 +107,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       headersTimeout: Math.min(limits.headersTimeoutMs, requestTimeout),
       connectionsCheckingInterval: Math.min(serverLimits.connectionsCheckingIntervalMs, requestTimeout),
     },
-    genReqId: (request) => {
-      const given = request.headers["x-request-id"];
-      return typeof given === "string" && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
-    },
+    genReqId: (request) => requestIdOf(request.headers["x-request-id"]),
     // Never coerce or strip: validation is done by the precompiled validators in the stubs.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false } },
     logController: new RequestLines(),

@@ -91,6 +91,11 @@ export class AuctionKeys {
     return this.loading;
   }
 
+  /** The account of `key` in the table as loaded now, or undefined (no reload: the caller decides what an unknown key gets). */
+  known(key: string): AuctionAccount | undefined {
+    return this.byHash.get(sha256Hex(key));
+  }
+
   /** The account of `key`, or undefined. An unknown key reloads the table first when the last load is older than missRefreshMs. */
   async verify(key: string): Promise<AuctionAccount | undefined> {
     const hash = sha256Hex(key);

@@ -61,6 +61,17 @@ export class AuctionGate {
     return { refusal: unauthorized(key === undefined ? "an auction key is required: Authorization: Bearer <key>" : "no supply account holds this auction key") };
   }
 
+  /**
+   * The account of a request whose key is in the table now and whose address is not throttled,
+   * else undefined (then `admit` decides, refusal or reload included). Synchronous: load shedding
+   * asks it before Fastify sees the request, and sheds only requests a key check would admit.
+   */
+  knownAccount(authorization: string | undefined, address: string | undefined): AuctionAccount | undefined {
+    if (address === undefined || this.throttle.blocked({ address })) return undefined;
+    const key = typeof authorization === "string" ? bearer.exec(authorization)?.[1] : undefined;
+    return key === undefined ? undefined : this.keys.known(key);
+  }
+
   /** 403 when the request's publisher is not one of the account's; undefined when it is. */
   publisherRefusal(request: BidRequest, account: AuctionAccount): OperationOutput | undefined {
     const publisher = publisherIdOf(request);

@@ -35,10 +35,16 @@ import { fetchMissingMarkup, pickWinners } from "./winners.js";
 
 export type { ExchangeOptions } from "./exchange-options.js";
 
+/** A request admitted before Fastify saw it (Exchange.admitEarly): when it arrived (arrivedAt) and its caller's account (null: an open auction). */
+export interface EarlyAdmission {
+  startedAt: number;
+  account: AuctionAccount | null;
+}
+
 /** The 204 of an auction not run for want of a currency it can trade in (x-adxkit-auction currency). */
 const NO_CURRENCY_HEADERS: Readonly<Record<string, string>> = Object.freeze({ "x-adxkit-no-bid": "currency-unsupported" });
 /** The 204 of an auction not run (spec: the auction's 204, header x-adxkit-no-bid). */
-const SHED_HEADERS: Readonly<Record<string, string>> = Object.freeze({ "x-adxkit-no-bid": "overloaded" });
+export const SHED_HEADERS: Readonly<Record<string, string>> = Object.freeze({ "x-adxkit-no-bid": "overloaded" });
 /** The answer to an auction shed, unread or too late to run (never changed after: frozen). */
 const SHED_OUTPUT: OperationOutput = Object.freeze({ status: 204, headers: SHED_HEADERS });
 const noop = () => {};
@@ -189,6 +195,24 @@ export class Exchange {
     this.counters.overloaded++;
     this.counters.noBid++;
     return SHED_OUTPUT;
+  }
+
+  /**
+   * Load shedding before Fastify sees the request (early-shed.ts): false to shed it at once
+   * (counted as admitLoad counts it), else its arrival and caller, its place taken (call
+   * `admissionDone` once its answer has left). Undefined where this cannot be decided here, and
+   * Fastify's onRequest decides as before: no load shedding, or a caller whose key the table
+   * does not hold now or whose address is throttled (a shed comes after the key check).
+   */
+  admitEarly(authorization: string | undefined, address: string | undefined): EarlyAdmission | false | undefined {
+    if (this.admission === undefined) return undefined;
+    let account: AuctionAccount | null = null;
+    if (this.gate !== undefined) {
+      account = this.gate.knownAccount(authorization, address) ?? null;
+      if (account === null) return undefined;
+    }
+    const startedAt = this.arrivedAt();
+    return this.admitLoad() === true ? { startedAt, account } : false;
   }
 
   /** An admitted auction's answer has left (or its connection closed): one fewer in flight. */

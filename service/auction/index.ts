@@ -7,7 +7,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import { exchangePlugin } from "@adxkit/bindings/fastify";
 import type { AuctionAccount } from "../accounts/auction-keys.js";
 import type { Admission } from "./auction-auth.js";
-import { Exchange, type ExchangeOptions } from "./exchange.js";
+import { earlyAdmission, shedBeforeFastify } from "./early-shed.js";
+import { Exchange, SHED_HEADERS, type ExchangeOptions } from "./exchange.js";
 import { parseBidRequestBody } from "./forward.js";
 import type { SealKeyRing } from "./token-seal.js";
 import type { CurrencyConverter } from "./currency.js";
@@ -57,6 +58,9 @@ interface ExchangeRequest extends FastifyRequest {
  */
 export function registerExchange(app: FastifyInstance, options: ExchangeOptions): ExchangeHandle {
   const exchange = new Exchange({ ...options, logger: options.logger ?? app.log });
+  let auctionPath: string | undefined;
+  // With load shedding, an auction it has no room for is answered before Fastify sees it (early-shed.ts).
+  if (options.loadShedding) shedBeforeFastify(app.server, exchange, SHED_HEADERS, () => auctionPath);
   app.register(async (scope) => {
     await exchange.recover();
     await exchange.loadAuctionKeys();
@@ -90,11 +94,22 @@ export function registerExchange(app: FastifyInstance, options: ExchangeOptions)
     // tick, without a promise and a microtask per request.
     scope.addHook("onRequest", (fastifyRequest, reply, done) => {
       const request = fastifyRequest as ExchangeRequest;
+      const early = earlyAdmission(request.raw);
+      if (early !== undefined) {
+        // Admitted in front of Fastify (early-shed.ts): its key was checked and its place taken there.
+        request.adxkitStartedAt = early.startedAt;
+        request.adxkitAccount = early.account;
+        return done();
+      }
       request.adxkitStartedAt = exchange.arrivedAt();
       if ((request.routeOptions.config as { operationId?: string }).operationId !== "auction") return done();
       const admitting = exchange.admit(request.headers.authorization, request.ip);
       if (admitting === undefined) return admitted(request, reply, undefined, done);
       admitting.then((admission) => admitted(request, reply, admission, done), done);
+    });
+    // The auction route's path as registered (a prefix included), for the shedding in front of Fastify.
+    scope.addHook("onRoute", (route) => {
+      if ((route.config as { operationId?: string } | undefined)?.operationId === "auction") auctionPath = route.url;
     });
     await scope.register(exchangePlugin, {
       lenient: options.lenient === true,
