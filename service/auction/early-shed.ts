@@ -45,8 +45,9 @@ export function shedBeforeFastify(server: Server, exchange: Exchange, shedHeader
   const done = () => exchange.admissionDone();
   const front: RequestListener = function (this: Server, request, response) {
     const path = request.method === "POST" ? auctionPath() : undefined;
+    const url = request.url ?? "";
     // The route's path only: Fastify's router ignores the query string too.
-    if (path !== undefined && request.url !== undefined && request.url.startsWith(path) && (request.url.length === path.length || request.url.charCodeAt(path.length) === 63 /* ? */)) {
+    if (path !== undefined && url.startsWith(path) && (url.length === path.length || url.charCodeAt(path.length) === 63 /* ? */)) {
       const admission = exchange.admitEarly(request.headers.authorization, request.socket.remoteAddress);
       if (admission === false) {
         response.writeHead(204, [...fixedHeaders, "x-request-id", requestIdOf(request.headers["x-request-id"])]);
