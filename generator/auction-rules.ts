@@ -28,6 +28,8 @@ const AUCTION_RULES = {
   "admission-target-utilisation": "number",
   "admission-decrease": "number",
   "admission-increase": "number",
+  "admission-probe-step": "number",
+  "admission-lift-windows": "number",
   "admission-burst-ms": "number",
   "admission-in-flight-min": "number",
   "default-currency": "currency",

@@ -164,6 +164,8 @@ export class Exchange {
           targetUtilisation: auctionRules.admissionTargetUtilisation,
           decrease: auctionRules.admissionDecrease,
           increase: auctionRules.admissionIncrease,
+          probeStep: auctionRules.admissionProbeStep,
+          liftWindows: auctionRules.admissionLiftWindows,
           burstMs: auctionRules.admissionBurstMs,
           inFlightMin: auctionRules.admissionInFlightMin,
           initialRate: Infinity,

@@ -97,15 +97,22 @@ export class LoopLagProbe {
  * CoDel's minimum sojourn time over an interval), in a window whose loop was busy more than
  * admission-target-utilisation of it (behind while it idled, it waited for a core the machine's
  * other processes held, and shedding would make no room). The rate then becomes what the two
- * windows admitted, times admission-decrease. Being busy is no overload: a closed loop of callers
- * keeps the loop busy whatever it admits, and answered in time. A window that shed auctions and
- * whose loop caught up within half admission-lag-ms raises the rate by admission-increase (or to
- * what it admitted, if more); nearer a queue the rate holds. Each request takes a token of a bucket
- * refilled at the rate, holding admission-burst-ms of it; with none left it is shed unread.
- * While fewer than admission-in-flight-min auctions are in flight a request is always admitted:
- * a few callers at a time are not an overload, however busy the machine.
- * There is no rate until a window is overloaded, and none again after a window that shed nothing,
- * admitted less than half the rate and kept the loop under half its target.
+ * windows admitted, times admission-decrease, and that admitted rate is remembered as where the
+ * queue stood (the ceiling). While the queue drains after a cut (each window less behind than at
+ * the cut) the rate holds: cutting again on the queue the last cut is draining spiralled the rate
+ * to a quarter of the capacity. Being busy is no overload: a closed loop of callers keeps the loop
+ * busy whatever it admits, and answered in time. A window that shed auctions and whose loop caught
+ * up within half admission-lag-ms raises the rate: by admission-increase (or to what it admitted,
+ * if more) up to admission-decrease of the ceiling, and past that by admission-probe-step of the
+ * ceiling a window (raised by a quarter a window throughout, the rate overshot what the loop could
+ * run before two windows could tell, and the queue that followed made answers late); what such a
+ * window admitted raises the ceiling, if more. Nearer a queue the rate holds. Each request takes a token of a bucket refilled at the rate, holding
+ * admission-burst-ms of it; with none left it is shed unread. While fewer than
+ * admission-in-flight-min auctions are in flight a request is always admitted: a few callers at a
+ * time are not an overload, however busy the machine.
+ * There is no rate until a window is overloaded, and none again (nor a ceiling) after
+ * admission-lift-windows windows in a row that shed nothing, admitted less than half the rate and
+ * kept the loop under half its target.
  */
 export interface AdmissionOptions {
   /** The window, ms (admission-window-ms). */
@@ -118,6 +125,10 @@ export interface AdmissionOptions {
   decrease?: number;
   /** The factor of a raise (admission-increase). */
   increase?: number;
+  /** Past where the last cut left it, a raise adds this share of the ceiling (admission-probe-step). */
+  probeStep?: number;
+  /** Calm windows in a row that leave no rate (admission-lift-windows). */
+  liftWindows?: number;
   /** The bucket holds this many milliseconds of the rate (admission-burst-ms). */
   burstMs?: number;
   /** Always admitted while fewer than this are in flight (admission-in-flight-min). */
@@ -133,6 +144,8 @@ export interface AdmissionSnapshot {
   inFlight: number;
   /** Windows that cut the rate. */
   cuts: number;
+  /** The admitted rate at which the last cut found a standing queue, auctions a second (null: none since the last lift). */
+  ceiling: number | null;
   /** The last window's busy share of the loop, and its smallest tick lateness, ms. */
   utilisation: number;
   lagMs: number;
@@ -146,6 +159,12 @@ export class AdmissionRate {
   private filledAt: number;
   private inFlight = 0;
   private cuts = 0;
+  /** Where the last cut found a standing queue (Infinity: none since the last lift). */
+  private ceiling = Infinity;
+  /** How late the loop was at the last cut, while the queue it found has not drained (undefined: none). */
+  private lateAtCut: number | undefined;
+  /** Calm windows in a row (lift-windows of them lift the rate). */
+  private calm = 0;
   private window: { from: number; busyFrom: number; admitted: number; shed: number; minLate: number };
   private last = { utilisation: 0, lagMs: 0 };
   /** The window before: its smallest tick lateness, and what it admitted over how long. */
@@ -203,23 +222,40 @@ export class AdmissionRate {
     // Behind while it idled part of the window, the loop waited for a core the machine's other
     // processes held: cutting would shed auctions without making room (2026-11-26 16:25, load ~9:
     // lag alone cut to 0, 81/s ran in time against 112/s without shedding).
-    if (queued && utilisation > targetUtilisation) {
+    const overloaded = queued && utilisation > targetUtilisation;
+    // A window less behind than the last cut's is that queue draining: cutting again on it spiralled
+    // the rate down to 174/s at a capacity of 963 (overload row, 2026-11-27 00:18).
+    const draining = overloaded && this.lateAtCut !== undefined && window.minLate < this.lateAtCut;
+    if (!queued) this.lateAtCut = undefined;
+    if (overloaded && !draining) {
       // To what the two windows admitted (the rate may be far above it, or none), less decrease.
       const admittedBoth = ((window.admitted + previous.admitted) * 1000) / (elapsed + previous.elapsed);
-      this.setRate(Math.min(this.rate, admittedBoth) * decrease);
+      this.ceiling = Math.min(this.rate, admittedBoth);
+      this.setRate(this.ceiling * decrease);
+      this.lateAtCut = window.minLate;
       this.cuts++;
-    } else if (window.shed > 0 && window.minLate < this.rules.lagMs / 2) {
-      // The loop caught up within half lag-ms: room for more, the rate rises by increase. Between
-      // that and a standing queue it holds: raised on any window without one, it rose past the
-      // overload's capacity while the loop was already 10-20 ms behind, and the queue that followed
-      // made answers late (overload row, 2026-11-26 21:57: rate 385 to 1,086 in ten windows).
-      this.setRate(Math.max(this.rate * increase, admittedRate));
+    } else if (!overloaded && window.shed > 0 && window.minLate < this.rules.lagMs / 2) {
+      // The loop ran what this window admitted and caught up: the queue does not stand there.
+      if (this.ceiling !== Infinity) this.ceiling = Math.max(this.ceiling, admittedRate);
+      // The loop caught up within half lag-ms: room for more. Quickly up to decrease of the ceiling,
+      // slowly past it: by a quarter a window throughout, the rate rose past what the loop could run
+      // while two windows told, and the queue that followed made answers late (overload row,
+      // 2026-11-27 00:56: 300 to 1,500 in eight windows, then cut to 275, 2,186 answers late).
+      const quick = Math.max(this.rate * increase, admittedRate);
+      const resumed = this.ceiling * decrease;
+      this.setRate(this.rate < resumed ? Math.min(resumed, quick) : this.ceiling === Infinity ? quick : Math.max(admittedRate, this.rate + this.ceiling * this.rules.probeStep));
     }
-    // Traffic under half the rate and the loop under half its target: no rate until the next overload.
-    // Not on a window that merely shed nothing: a raise just past the offer does that, and lifting
+    // Traffic under half the rate and the loop under half its target for lift-windows in a row: no
+    // rate until the next overload. Not on one such window, nor on one that merely shed nothing: a
+    // raise just past the offer does that, a load generator starved of its core too, and lifting
     // then let the next window admit the whole overload (the loop's busy share also reads low while
     // the machine's other processes hold its core).
-    else if (window.shed === 0 && 2 * admittedRate < this.rate && utilisation < targetUtilisation / 2) this.rate = Infinity;
+    this.calm = window.shed === 0 && 2 * admittedRate < this.rate && utilisation < targetUtilisation / 2 ? this.calm + 1 : 0;
+    if (this.calm >= this.rules.liftWindows) {
+      this.rate = Infinity;
+      this.ceiling = Infinity;
+      this.calm = 0;
+    }
     this.last = { utilisation, lagMs: window.minLate };
     this.window = { from: now, busyFrom: busy, admitted: 0, shed: 0, minLate: Infinity };
   }
@@ -230,6 +266,6 @@ export class AdmissionRate {
   }
 
   snapshot(): AdmissionSnapshot {
-    return { rate: this.rate === Infinity ? null : Math.round(this.rate), inFlight: this.inFlight, cuts: this.cuts, ...this.last };
+    return { rate: this.rate === Infinity ? null : Math.round(this.rate), inFlight: this.inFlight, cuts: this.cuts, ceiling: this.ceiling === Infinity ? null : Math.round(this.ceiling), ...this.last };
   }
 }

@@ -261,7 +261,7 @@ function windowClock() {
 // do auctions waiting for their bidders (normal for DSPs across a network, or a slow bidder),
 // however many are in flight.
 describe("the admission rate, judged a window at a time", () => {
-  const rules = { windowMs: 100, lagMs: 20, targetUtilisation: 0.8, decrease: 0.5, increase: 1.5, burstMs: 100, inFlightMin: 0 };
+  const rules = { windowMs: 100, lagMs: 20, targetUtilisation: 0.8, decrease: 0.5, increase: 1.5, probeStep: 0.5, liftWindows: 1, burstMs: 100, inFlightMin: 0 };
 
   test("a standing queue in a busy loop cuts the rate: a request past it is shed unread; on-time windows raise it, then lift it", async () => {
     const clock = windowClock();
@@ -276,9 +276,9 @@ describe("the admission rate, judged a window at a time", () => {
       const calls = bidder.requests.length;
       expect(await rawAuction(exchange, JSON.stringify(bannerRequest()))).toEqual({ status: 204, noBid: "overloaded" });
       expect(bidder.requests.length).toBe(calls);
-      clock.run(100, 0); // a window that shed, on time and idle: up by increase
-      expect(exchange.handle.stats().admission).toMatchObject({ rate: 6, cuts: 1 });
-      clock.run(100, 0); // one that shed nothing, idle: no rate
+      clock.run(100, 0); // a window that shed, on time and idle: up by probe-step of the ceiling (8 a second)
+      expect(exchange.handle.stats().admission).toMatchObject({ rate: 8, ceiling: 8, cuts: 1 });
+      clock.run(100, 0); // one that shed nothing, idle (lift-windows 1 here): no rate
       expect(exchange.handle.stats().admission).toMatchObject({ rate: null, cuts: 1 });
       expect((await rawAuction(exchange, JSON.stringify(bannerRequest()))).status).toBe(200);
     } finally {

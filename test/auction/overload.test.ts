@@ -3,6 +3,7 @@
 // behind right now (what sheds a request unread) is only the overdue part.
 import { describe, expect, it } from "vitest";
 import { AdmissionRate, LoopLagProbe } from "../../service/auction/overload.js";
+import windows from "./admission-windows.json";
 import { manualLagClock } from "./helpers.js";
 
 function fakeClock() {
@@ -75,7 +76,7 @@ describe("LoopLagProbe", () => {
 // ticks called by the test): what it admits, when a window cuts it (a standing queue of the loop's
 // own work, not a busy loop that keeps up, nor one late turn), when one raises it or lifts it.
 describe("AdmissionRate", () => {
-  const rules = { windowMs: 100, lagMs: 20, targetUtilisation: 0.8, decrease: 0.5, increase: 1.5, burstMs: 100, inFlightMin: 2, initialRate: Infinity };
+  const rules = { windowMs: 100, lagMs: 20, targetUtilisation: 0.8, decrease: 0.5, increase: 1.5, probeStep: 0.1, liftWindows: 3, burstMs: 100, inFlightMin: 2, initialRate: Infinity };
   function rig(overrides: Partial<typeof rules> = {}) {
     const time = manualLagClock(0);
     const rate = new AdmissionRate({ ...rules, ...overrides }, time.clock);
@@ -151,22 +152,44 @@ describe("AdmissionRate", () => {
     expect(r.admit(3)).toBe(1); // one place under the minimum, then the bucket is still empty
   });
 
-  it("a window that shed and caught up within half lag-ms raises the rate by increase; nearer a queue it holds; one that shed nothing, with little admitted and the loop idle, lifts it", () => {
+  it("a window that shed and caught up within half lag-ms raises the rate by probe-step of the ceiling; nearer a queue it holds; lift-windows calm windows in a row lift it", () => {
     const r = rig();
     r.admit(50);
-    r.run(200, 200, 25); // 125 a second
+    r.run(200, 200, 25); // 250 a second admitted where the queue stood (the ceiling); the rate half that
+    expect(r.rate.snapshot()).toMatchObject({ rate: 125, ceiling: 250, cuts: 1 });
     r.admit(1000); // sheds
     r.run(100, 100, 15); // no standing queue, but the loop is 15 ms behind at best: the rate holds
     expect(r.rate.snapshot()).toMatchObject({ rate: 125, cuts: 1 });
     r.admit(1000); // 12 admitted, the rest shed
     r.run(100, 100, 5);
-    expect(r.rate.snapshot().rate).toBe(188); // 125 × 1.5
+    expect(r.rate.snapshot().rate).toBe(150); // 125 + 250 × 0.1, not 125 × 1.5
     r.run(100, 50); // nothing shed, busy over half the target: the rate stays
-    expect(r.rate.snapshot().rate).toBe(188);
-    r.run(100, 30); // nothing shed, under half the target and half the rate: no rate
-    expect(r.rate.snapshot()).toMatchObject({ rate: null, cuts: 1 });
+    expect(r.rate.snapshot().rate).toBe(150);
+    r.run(200, 60); // two calm windows: nothing shed, under half the target and half the rate
+    expect(r.rate.snapshot().rate).toBe(150);
+    r.run(100, 30); // the third in a row: no rate
+    expect(r.rate.snapshot()).toMatchObject({ rate: null, ceiling: null, cuts: 1 });
     expect(r.admit(2000)).toBe(2000);
   });
+
+  // Data-driven (admission-windows.json): the cut's ceiling, the hold while its queue drains, the raises and the lift.
+  for (const scenario of windows.scenarios) {
+    it(scenario.name, () => {
+      const r = rig({ ...windows.rules, initialRate: windows.rules.initialRate ?? Infinity });
+      scenario.steps.forEach((step, i) => {
+        const at = `step ${i + 1}`;
+        if (step.doneAll) for (let n = r.rate.snapshot().inFlight; n > 0; n--) r.rate.done();
+        for (let n = 0; n < (step.admitEach ?? 0); n++) {
+          expect(r.rate.admit(), at).toBe(true);
+          r.rate.done();
+        }
+        const admitted = r.admit(step.admit ?? 0);
+        if (step.admitted !== undefined) expect(admitted, at).toBe(step.admitted);
+        r.run(step.run[0], step.run[1], step.run[2] ?? 0);
+        if (step.expect !== undefined) expect(r.rate.snapshot(), at).toMatchObject(step.expect);
+      });
+    });
+  }
 
   it("a rate of 0, no minimum in flight and a target of 0 shed everything for good (the bench's measure of a shed's cost)", () => {
     const r = rig({ initialRate: 0, inFlightMin: 0, targetUtilisation: 0 });
