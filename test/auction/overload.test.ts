@@ -3,8 +3,21 @@
 // behind right now (what sheds a request unread) is only the overdue part.
 import { describe, expect, it } from "vitest";
 import { AdmissionRate, LoopLagProbe } from "../../service/auction/overload.js";
-import windows from "./admission-windows.json";
+import { readFileSync } from "node:fs";
 import { manualLagClock } from "./helpers.js";
+
+/** A step of admission-windows.json (its "about" says what each field does). */
+interface WindowStep {
+  doneAll?: boolean;
+  admitEach?: number;
+  admit?: number;
+  admitted?: number;
+  run: [number, number, number?];
+  expect?: Record<string, unknown>;
+}
+const windows: { rules: Record<string, number | null>; scenarios: { name: string; steps: WindowStep[] }[] } = JSON.parse(
+  readFileSync(new URL("./admission-windows.json", import.meta.url), "utf8"),
+);
 
 function fakeClock() {
   const time = manualLagClock();
@@ -175,7 +188,7 @@ describe("AdmissionRate", () => {
   // Data-driven (admission-windows.json): the cut's ceiling, the hold while its queue drains, the raises and the lift.
   for (const scenario of windows.scenarios) {
     it(scenario.name, () => {
-      const r = rig({ ...windows.rules, initialRate: windows.rules.initialRate ?? Infinity });
+      const r = rig({ ...(windows.rules as typeof rules), initialRate: windows.rules.initialRate ?? Infinity });
       scenario.steps.forEach((step, i) => {
         const at = `step ${i + 1}`;
         if (step.doneAll) for (let n = r.rate.snapshot().inFlight; n > 0; n--) r.rate.done();
