@@ -72,6 +72,52 @@ describe("the report writer's thread", () => {
     }
   });
 
+  it("a report reading the facts' detail keeps its slot until written: the next one's query waits for it", { timeout: 60_000 }, async () => {
+    // A writer that holds each write until told, then fails it: what it holds shows which reports got past their query.
+    const held = new Worker(
+      `const { parentPort } = require("node:worker_threads"); const jobs = [];
+       parentPort.on("message", (m) => {
+         if (m.type === "write") jobs.push(m.id);
+         if (m.type === "count") parentPort.postMessage({ type: "count", held: jobs.length });
+         if (m.type === "go") for (const id of jobs.splice(0)) parentPort.postMessage({ type: "failed", id, message: "held " + id });
+       });`,
+      { eval: true },
+    );
+    const heldCount = () =>
+      new Promise<number>((resolve) => {
+        const answer = (m: { type: string; held: number }) => {
+          if (m.type !== "count") return;
+          held.off("message", answer);
+          resolve(m.held);
+        };
+        held.on("message", answer);
+        held.postMessage({ type: "count" });
+      });
+    const store = await DuckDBReportStore.open(":memory:", { threads: 1, writerFromRows: 1, startWriter: () => held });
+    try {
+      await store.ingest(manyFacts(200, "com.x"));
+      const first = store.reportJson(wide);
+      const second = store.reportJson(wide);
+      const firstFailed = expect(first).rejects.toThrow(/held/);
+      const secondFailed = expect(second).rejects.toThrow(/held/);
+      while ((await heldCount()) === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      // The second query (milliseconds on 200 facts) had time to run, had the slot been free.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(await heldCount()).toBe(1);
+      held.postMessage({ type: "go" });
+      await firstFailed;
+      while ((await heldCount()) === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      held.postMessage({ type: "go" });
+      await secondFailed;
+      // A month total (a monthly rollup answers it) never waits for the slot.
+      const total = await store.reportJson(supplyQuery({ metrics: ["revenue"] }));
+      expect(total.total).toBe(1);
+    } finally {
+      held.postMessage({ type: "go" });
+      await store.close();
+    }
+  });
+
   it("a thread failing a report answers -1 through HTTP and the server keeps answering", { timeout: 60_000 }, async () => {
     // A thread whose code throws on a write (its error event), as a bug there would.
     const throwing = () => new Worker(`require("node:worker_threads").parentPort.on("message", (m) => { if (m.type === "write") throw new Error("boom"); });`, { eval: true });

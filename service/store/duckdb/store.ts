@@ -46,6 +46,11 @@ export class DuckDBReportStore implements ReportStore {
    * Reports reading the facts' detail run at most as many at a time as DuckDB has threads: each
    * runs on a thread of its own, so more would take the core the event loop was left (a server
    * gives DuckDB one core less); summary and monthly reports, and accounts, never wait for them.
+   * A report keeps its slot until its rows are written (on the writer's thread for a large one):
+   * freed after the query, the next query ran beside the writing, two cores of heavy work on a
+   * 2-core server. Cheap p99 during heavy reports lower in 4 of 4 alternated pairs (84 → 52,
+   * 78 → 40, 100 → 69, 115 → 79 ms), as many heavy reports answered (docs/benchmarks.md, "Heavy
+   * reports, part two").
    */
   private readonly detailedReports: Slots;
 
@@ -92,12 +97,14 @@ export class DuckDBReportStore implements ReportStore {
 
   async reportJson(query: ReportQuery): Promise<ReportJson> {
     const plan = planReport(query, { rollups: this.rollups });
-    const run = () => this.pool.use((connection) => runReportJson(connection, this.codes, this.reportFiles, this.answerBuffers, plan, this.names, this.maxRowsInJs));
-    const answer = await (readsFactDetail(plan) ? this.detailedReports.run(run) : run());
-    if (!("kind" in answer)) return answer;
-    // Written after DuckDB's slot and connection are given back: the next report's query runs meanwhile.
-    const { bytes, release } = answer.rows >= this.writerFromRows ? await this.writer.write(answer, rowsShape(plan), this.answerBuffers) : await writeReportRows(answer, plan, this.answerBuffers);
-    return { total: answer.rows, rowsJson: bytes, release };
+    const run = async (): Promise<ReportJson> => {
+      const answer = await this.pool.use((connection) => runReportJson(connection, this.codes, this.reportFiles, this.answerBuffers, plan, this.names, this.maxRowsInJs));
+      if (!("kind" in answer)) return answer;
+      // Written after the connection is given back: another report's query runs meanwhile.
+      const { bytes, release } = answer.rows >= this.writerFromRows ? await this.writer.write(answer, rowsShape(plan), this.answerBuffers) : await writeReportRows(answer, plan, this.answerBuffers);
+      return { total: answer.rows, rowsJson: bytes, release };
+    };
+    return readsFactDetail(plan) ? this.detailedReports.run(run) : run();
   }
 
   createAccount(a: NewAccount): Promise<{ userid: string; authorization: string }> {
