@@ -7,6 +7,7 @@
  * (test/store/json-text.test.ts).
  */
 import type { Counter, ReportMetricTable } from "@adxkit/bindings/reports";
+import { metricColumn, metricPower } from "./metric-formula.js";
 
 /**
  * A DOUBLE as DuckDB's JSON writer (yyjson) writes it: the shortest digits that read back as the
@@ -29,20 +30,18 @@ export type Sum = bigint | number | null;
  * A metric's JSON text from the sums, the arithmetic of `metricSql`: a count as its digits; else
  * the numerator as a double (a bigint converts to the nearest double, as DuckDB's cast of a
  * HUGEINT below 2^64 does), times the scale, over the denominator (a zero one gives `zero`),
- * rounded half up as `floor(x × 10^d + 0.5) / 10^d`, each step one IEEE operation as in SQL.
+ * rounded half up as `floor(x × 10^d + 0.5) / 10^d`, each step one IEEE operation as in SQL
+ * (metric-formula.ts, shared with the grouped reports' columns).
  */
 export function metricJson(m: ReportMetricTable, sums: ReadonlyMap<Counter, Sum>, zero: number): string {
   const numerator = sums.get(m.numerator) ?? 0;
   if (m.integer) return String(numerator);
-  if (m.denominator !== undefined && Number(sums.get(m.denominator)) === 0) return duckdbJsonDouble(zero);
-  let x = Number(numerator);
-  if (m.scale !== 1) x = x * m.scale;
-  if (m.denominator !== undefined) x = x / Number(sums.get(m.denominator));
-  if (m.decimals !== undefined) {
-    const power = 10 ** m.decimals;
-    x = Math.floor(x * power + 0.5) / power;
-  }
-  return duckdbJsonDouble(x);
+  const power = metricPower(m);
+  const denominator = m.denominator === undefined ? undefined : Float64Array.of(Number(sums.get(m.denominator)));
+  // NaN marks a zero denominator: finite sums give no NaN otherwise, and `zero` is written unscaled.
+  const x = metricColumn(m, power, Float64Array.of(Number(numerator)), denominator, Number.NaN)[0];
+  if (Number.isNaN(x)) return duckdbJsonDouble(zero);
+  return duckdbJsonDouble(power === undefined ? x : x / power);
 }
 
 /** The row `{"<metric>":<value>,…}` as `json_object` writes it, the metrics in their order. */

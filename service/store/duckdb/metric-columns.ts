@@ -3,11 +3,12 @@
  * `ReportColumnsSql`), each value the double `metricColumnSql`'s SQL gives DuckDB: the sum as a
  * double (as DuckDB's cast of it), times the scale, over the denominator (a zero one gives the
  * plan's zero), for a rounded metric N = floor(x × 10^d + 0.5); each step one IEEE operation, in
- * the SQL's order, as json-text.ts does for a report without dimensions. DuckDB planning these
+ * the SQL's order, by metric-formula.ts as for a report without dimensions (json-text.ts). DuckDB planning these
  * expressions cost more than JS computing them for thousands of rows. Checked against DuckDB's
  * own rows by test/store/report-rows.test.ts and test/store/metric-columns.test.ts.
  */
 import type { Counter, ReportMetricTable } from "@adxkit/bindings/reports";
+import { metricColumn, metricPower } from "./metric-formula.js";
 
 /**
  * Each metric's column (`metrics`' order) from `sums`, the columns of `counters`' sums (one value
@@ -19,20 +20,9 @@ export function metricColumnsFromSums(metrics: readonly ReportMetricTable[], cou
     const numerator = sumOf(m.numerator);
     if (m.integer) return numerator;
     const denominator = m.denominator === undefined ? undefined : sumOf(m.denominator);
-    const power = m.decimals === undefined ? undefined : 10 ** m.decimals;
+    const power = metricPower(m);
     // What a zero denominator gives, scaled as the column is (report-sql.ts checked it is whole).
     const zeroValue = power === undefined ? zero : zero * power;
-    const out = new Float64Array(numerator.length);
-    for (let i = 0; i < out.length; i++) {
-      if (denominator !== undefined && denominator[i] === 0) {
-        out[i] = zeroValue;
-        continue;
-      }
-      let x = numerator[i];
-      if (m.scale !== 1) x = x * m.scale;
-      if (denominator !== undefined) x = x / denominator[i];
-      out[i] = power === undefined ? x : Math.floor(x * power + 0.5);
-    }
-    return out;
+    return metricColumn(m, power, numerator, denominator, zeroValue);
   });
 }
