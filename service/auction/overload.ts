@@ -106,8 +106,8 @@ export class LoopLagProbe {
  * if more) up to admission-decrease of the ceiling, and past that by admission-probe-step of the
  * ceiling a window (raised by a quarter a window throughout, the rate overshot what the loop could
  * run before two windows could tell, and the queue that followed made answers late); what such a
- * window admitted raises the ceiling, if more. Nearer a queue the rate holds. Each request takes a token of a bucket refilled at the rate, holding
- * admission-burst-ms of it; with none left it is shed unread. While fewer than
+ * window admitted raises the ceiling, if more. Nearer a queue the rate holds. Each request takes a token
+ * of a bucket refilled at the rate, holding admission-burst-ms of it; with none left it is shed unread. While fewer than
  * admission-in-flight-min auctions are in flight a request is always admitted: a few callers at a
  * time are not an overload, however busy the machine.
  * There is no rate until a window is overloaded, and none again (nor a ceiling) after
@@ -208,7 +208,7 @@ export class AdmissionRate {
     const busy = this.clock.busyMs();
     const utilisation = Math.min(1, Math.max(0, (busy - window.busyFrom) / elapsed));
     const admittedRate = (window.admitted * 1000) / elapsed;
-    const { targetUtilisation, decrease, increase } = this.rules;
+    const { targetUtilisation, decrease } = this.rules;
     // A standing queue: every tick of this window and the one before ran more than lag-ms late, so
     // the loop did not catch up with its work for that long (CoDel's minimum sojourn time over an
     // interval). A busy loop without one is saturated but answering in time: a closed loop of
@@ -241,9 +241,7 @@ export class AdmissionRate {
       // slowly past it: by a quarter a window throughout, the rate rose past what the loop could run
       // while two windows told, and the queue that followed made answers late (overload row,
       // 2026-11-27 00:56: 300 to 1,500 in eight windows, then cut to 275, 2,186 answers late).
-      const quick = Math.max(this.rate * increase, admittedRate);
-      const resumed = this.ceiling * decrease;
-      this.setRate(this.rate < resumed ? Math.min(resumed, quick) : this.ceiling === Infinity ? quick : Math.max(admittedRate, this.rate + this.ceiling * this.rules.probeStep));
+      this.setRate(this.raised(admittedRate));
     }
     // Traffic under half the rate and the loop under half its target for lift-windows in a row: no
     // rate until the next overload. Not on one such window, nor on one that merely shed nothing: a
@@ -258,6 +256,15 @@ export class AdmissionRate {
     }
     this.last = { utilisation, lagMs: window.minLate };
     this.window = { from: now, busyFrom: busy, admitted: 0, shed: 0, minLate: Infinity };
+  }
+
+  /** The rate after a window with room for more: quick up to decrease of the ceiling (or with none), a probe step past it. */
+  private raised(admittedRate: number): number {
+    const quick = Math.max(this.rate * this.rules.increase, admittedRate);
+    if (this.ceiling === Infinity) return quick;
+    const resumed = this.ceiling * this.rules.decrease;
+    if (this.rate < resumed) return Math.min(resumed, quick);
+    return Math.max(admittedRate, this.rate + this.ceiling * this.rules.probeStep);
   }
 
   private setRate(rate: number): void {
