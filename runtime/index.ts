@@ -12,3 +12,4 @@ export { defineCodelist, defineIab, type CodelistApi, type CodelistEntry, type C
 export { formatExpectations, formats, isCurrency, isIPv4, isIPv6, isLanguage, isLinkUrl, isReportTime, isWebUrl, ucs2length } from "./formats.js";
 export { ByteReader, ByteWriter } from "./bytes.js";
 export { hourMillis } from "./hour.js";
+export { codeCheck, countCheck, type FieldCheck, hourCheck, isCode, isCount, isMoney, moneyCheck, stringCheck, textCheck, validHour, withinLength } from "./fact-checks.js";

@@ -7,11 +7,11 @@
  * fields, `"v"`). A key of an older version still reads: the dimensions added since take their
  * declared default. A newer version than this build knows is refused, saying so.
  */
-import { hourMillis } from "@adxkit/bindings/runtime";
+import { codeCheck, countCheck, type FieldCheck, hourCheck, isCode, isCount, isMoney, moneyCheck, stringCheck, textCheck, validHour, withinLength } from "@adxkit/bindings/runtime";
 import type { Counter, Side } from "./model.js";
 
 /** The report hour's text as milliseconds since the epoch (the runtime's: the binary key codec reads hours too). */
-export { hourMillis } from "@adxkit/bindings/runtime";
+export { hourMillis, withinLength } from "@adxkit/bindings/runtime";
 
 /** The fact-key version this build writes; it reads every version from 1 to this one. */
 export const FACT_KEY_VERSION = 1;
@@ -102,63 +102,10 @@ export type IncrementCounts = Partial<Record<Counter, number>>;
 
 // ---- Checks ---------------------------------------------------------------------------------
 
-const INT32_MAX = 2_147_483_647;
 const PATTERN_COUNTRY = new RegExp("^[A-Z]{3}$");
 
-/** Hours already found valid; bounded, since a load rarely spans more than a few thousand hours. */
-const validHours = new Set<string>();
-/** The last of them: facts mostly come hour by hour, and a comparison costs a fraction of a lookup. */
-let lastValidHour: string | undefined;
-
-function validHour(text: unknown): boolean {
-  if (typeof text !== "string") return false;
-  if (text === lastValidHour) return true;
-  if (!validHours.has(text)) {
-    if (hourMillis(text) === undefined) return false;
-    if (validHours.size >= 100_000) validHours.clear();
-    validHours.add(text);
-  }
-  lastValidHour = text;
-  return true;
-}
-
-/**
- * Whether `text` is at most `max` characters, counted as JSON Schema's maxLength counts them (code
- * points: a character outside the BMP is one), so that what a request's validator lets through,
- * the store keeps. Its UTF-16 length decides unless that is over the limit.
- */
-export function withinLength(text: string, max: number): boolean {
-  if (text.length <= max) return true;
-  if (text.length > 2 * max) return false;
-  let characters = 0;
-  for (const _ of text) if (++characters > max) return false;
-  return true;
-}
-
-const isCount = (v: unknown) => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
-const isCode = (v: unknown) => typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= INT32_MAX;
-const isMoney = (v: unknown) => typeof v === "number" && Number.isFinite(v) && v >= 0;
-
-/** Why a field's value is refused, or undefined. */
-type Check = (value: unknown) => string | undefined;
-
-const hourCheck: Check = (v) => (validHour(v) ? undefined : 'must be a real UTC hour "YYYY-MM-DDThh:00:00"');
-const codeCheck: Check = (v) => (isCode(v) ? undefined : "must be a non-negative integer code");
-const countCheck: Check = (v) => (isCount(v) ? undefined : "must be a non-negative integer");
-const moneyCheck: Check = (v) => (isMoney(v) ? undefined : "must be a finite number ≥ 0 (USD)");
-function textCheck(o: { empty: boolean; max?: number; pattern?: string }): Check {
-  const pattern = o.pattern === undefined ? undefined : new RegExp(o.pattern);
-  return (v) => {
-    if (typeof v !== "string") return "must be a string";
-    if (v === "") return o.empty ? undefined : "must not be empty";
-    if (o.max !== undefined && !withinLength(v, o.max)) return `must be at most ${o.max} characters`;
-    if (pattern && !pattern.test(v)) return `must match ${o.pattern}${o.empty ? ' or be ""' : ""}`;
-    return undefined;
-  };
-}
-
 /** The checks of each side's fields, in the order problems are reported. */
-const FIELD_CHECKS: Readonly<Record<Side, readonly (readonly [string, Check])[]>> = {
+const FIELD_CHECKS: Readonly<Record<Side, readonly (readonly [string, FieldCheck])[]>> = {
   supply: [
     ["date_hour", hourCheck],
     ["publisher_id", textCheck({"empty":true,"max":512})],
@@ -183,7 +130,7 @@ const FIELD_CHECKS: Readonly<Record<Side, readonly (readonly [string, Check])[]>
     ["revenue", moneyCheck],
   ],
 };
-const CHECK_OF_FIELD = new Map<string, Check>(Object.values(FIELD_CHECKS).flat());
+const CHECK_OF_FIELD = new Map<string, FieldCheck>(Object.values(FIELD_CHECKS).flat());
 
 /**
  * The common case, checked inline: loads call this once per fact, millions of times, and the
@@ -437,10 +384,10 @@ export type DecodedIncrement = { side: "supply"; key: SupplyKey; counts: Record<
  * patterns) is checked where the key becomes a fact (`factProblem`), so a key that reads but
  * would be refused is told apart from one that does not read at all.
  */
-const SHAPE_OF_FIELD = new Map<string, Check>(
+const SHAPE_OF_FIELD = new Map<string, FieldCheck>(
   [...CHECK_OF_FIELD.keys()].map((name) => {
     const check = CHECK_OF_FIELD.get(name)!;
-    return [name, check === hourCheck || check === codeCheck ? check : (v: unknown) => (typeof v === "string" ? undefined : "must be a string")];
+    return [name, check === hourCheck || check === codeCheck ? check : stringCheck];
   }),
 );
 
