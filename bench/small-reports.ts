@@ -8,7 +8,8 @@
  * machine where wall times do not.
  *
  * DUCKDB_FILE=<a copy of a 10 M-fact file> npx tsx bench/small-reports.ts (npm run build first).
- * RUNS (default 200), WARMUP (requests before the timed ones, default 20); HTTP_ONLY=1 times a
+ * REPORTS=total,byCountry,grouped (default the first two; grouped is the 31,000-row month by date ×
+ * country × app). RUNS (default 200), WARMUP (requests before the timed ones, default 20); HTTP_ONLY=1 times a
  * fresh server's requests through HTTP alone (WARMUP=1 RUNS=20: bench/reports-http.ts's medians). CPU_PROFILE=<dir>: the main thread's CPU profile of each HTTP layer written
  * there (`<report>-<layer>.cpuprofile`). Served as `adxkit serve` does (DuckDB with one core less).
  */
@@ -61,8 +62,12 @@ const month = { start: "2026-10-01T00:00:00", end: "2026-10-31T23:59:59" };
 const bodies = {
   total: { ...month, metrics: ["revenue", "request", "response", "impression", "fill_rate"] },
   byCountry: { ...month, dimensions: ["date", "country"], metrics: ["revenue", "impression", "ecpm"], limit: 50_000 },
+  grouped: { ...month, dimensions: ["date", "country", "app_bundle_id"], metrics: ["revenue", "impression", "ecpm"], country: ["USA", "GBR", "DEU", "JPN", "BRA"], limit: 50_000 },
 };
 type Name = keyof typeof bodies;
+/** REPORTS=total,byCountry,grouped: which of them to time (default the two small ones). */
+const chosen = (process.env.REPORTS ?? "total,byCountry").split(",") as Name[];
+for (const name of chosen) if (!Object.hasOwn(bodies, name)) throw new Error(`REPORTS: unknown report ${name} (${Object.keys(bodies).join(", ")})`);
 
 if (process.argv[2] === "client") {
   process.once("message", async (job: { base: string; headers: Record<string, string>; name: Name; n: number }) => {
@@ -145,11 +150,13 @@ async function main(): Promise<void> {
   const ms = (xs: number[]) => `${[...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)].toFixed(2)} ms`;
   const us = (x: number) => `${(x / 1000).toFixed(2)} ms`;
   try {
-    for (const name of Object.keys(bodies) as Name[]) {
+    for (const name of chosen) {
       const query: ReportQuery = reportQuery("supply", fullAccount, bodies[name] as never);
       const plan = planReport(query);
       const render = () => renderReport(plan, (d, v) => internals.codes.codesOf(d, v));
-      await internals.pool.use(async (c) => internals.codes.load(c, new Map([[plan.scope.dimension, [...plan.scope.values]]])));
+      const wanted = new Map<string, string[]>([[plan.scope.dimension, [...plan.scope.values]]]);
+      for (const filter of plan.filters) if (filter.type === "string") wanted.set(filter.dimension, [...(filter.values as string[])]);
+      await internals.pool.use(async (c) => internals.codes.load(c, wanted));
       const sql = render();
       const statement = async () =>
         internals.pool.use(async (c) => {

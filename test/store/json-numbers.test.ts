@@ -26,7 +26,9 @@ describe("writeScaled", () => {
   it("writes N / 10^d as DuckDB's JSON writer writes floor(x × 10^d + 0.5) / 10^d", async () => {
     const random = new Mulberry32(6);
     for (const decimals of [0, 1, 2, 6, 7, 9]) {
-      const scaled = [0, 1, 5, 10, 999_999, 1_000_000, 1_000_001, 123_456_789, 1e15 - 1, 1e15, 1e16 + 2, 2 ** 53, -1, -1_500_000];
+      // Around 2^31, where the writing leaves 32-bit integer arithmetic for doubles.
+      const int32 = [2 ** 31 - 1, 2 ** 31, 2 ** 31 + 1, 2_147_483_640, 2_147_000_000, 1_000_000_000, 999_999_999, 100_000_050];
+      const scaled = [0, 1, 5, 10, 999_999, 1_000_000, 1_000_001, 123_456_789, 1e15 - 1, 1e15, 1e16 + 2, 2 ** 53, -1, -1_500_000, ...int32];
       for (let digits = 1; digits <= 17; digits++) for (let k = 0; k < 6; k++) scaled.push(Math.floor(random.next() * 10 ** digits));
       // What the report's SQL divided before: N = floor(x × 10^d + 0.5), then N / 10^d.
       const texts = await duckdbTexts(scaled, `x / 1e${decimals}`);
@@ -37,7 +39,7 @@ describe("writeScaled", () => {
 
 describe("writeInteger", () => {
   it("writes whole numbers up to 2^53 as their digits", () => {
-    for (const n of [0, 7, 10, 99, 100, 123_456_789, -1, -40, 2 ** 53, -(2 ** 53), 10 ** 15]) {
+    for (const n of [0, 7, 10, 99, 100, 123_456_789, -1, -40, 2 ** 53, -(2 ** 53), 10 ** 15, 2 ** 31 - 1, 2 ** 31, 2 ** 31 + 1, 999_999_999, 1_000_000_000, 9_999, 10_000, 99_999, 100_000, 9_999_999, 10_000_000]) {
       expect(written((bytes, at) => writeInteger(bytes, at, n))).toBe(String(n));
     }
   });
