@@ -42,6 +42,13 @@ describe("report rows written in JS", () => {
     expect(inJs[0]).toMatch(/^26 \[/);
   });
 
+  it("a count summed past 2^53 written exactly (DuckDB writes that report)", async () => {
+    const facts = [supply({ request: Number.MAX_SAFE_INTEGER }), supply({ date_hour: "2026-10-01T06:00:00", request: 2 }), supply({ app_bundle_id: "com.other", request: 5 })];
+    const [inJs, inDuckDB] = await bothAnswers(facts, [supplyQuery({ dimensions: ["date", "app_bundle_id"], metrics: ["request", "fill_rate"] })]);
+    expect(inJs).toEqual(inDuckDB);
+    expect(inJs[0]).toContain('"request":9007199254740993');
+  });
+
   it("revenue of many decimals and large counts", async () => {
     const metrics = fc.sample(fc.record(metricsArb), { numRuns: 200, seed: 18 });
     const facts = metrics.map((m, i) => supply({ ...m, app_bundle_id: `app-${i % 37}`, revenue: m.revenue * 1234.567891 + i / 3, request: m.request * 1e9 }));
