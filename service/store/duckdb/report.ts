@@ -18,7 +18,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { open, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { DuckDBConnection } from "@duckdb/node-api";
+import type { DuckDBConnection, DuckDBType, DuckDBValue } from "@duckdb/node-api";
 import type { ReportPlan } from "../plan.js";
 import type { ReportJson } from "../store.js";
 import type { AnswerBuffer, AnswerBuffers } from "./answer-buffers.js";
@@ -26,7 +26,8 @@ import type { DictionaryCodes } from "./codes.js";
 import { metricsObjectJson, type Sum } from "./json-text.js";
 import { metricColumnsFromSums } from "./metric-columns.js";
 import { renderReport } from "./report-sql.js";
-import { runPrepared, runPreparedResult } from "./statements.js";
+import { rowsOf, runPrepared, runPreparedResult } from "./statements.js";
+import type { FixedPlans } from "./fixed-plans.js";
 import type { DictionaryNames } from "./dictionary-names.js";
 import { readGroupedRows, type GroupedRows } from "./report-rows.js";
 
@@ -74,20 +75,22 @@ const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
  * report with dimensions of up to `maxRowsInJs` rows, as its grouped rows for `writeReportRows`
  * (report-rows.ts) to write once the connection is free.
  */
-export async function runReportJson(connection: DuckDBConnection, codes: DictionaryCodes, files: ReportFiles, buffers: AnswerBuffers, plan: ReportPlan, names: DictionaryNames, maxRowsInJs: number): Promise<ReportJson | GroupedRows> {
+export async function runReportJson(connection: DuckDBConnection, codes: DictionaryCodes, files: ReportFiles, buffers: AnswerBuffers, plan: ReportPlan, names: DictionaryNames, maxRowsInJs: number, fixed: FixedPlans): Promise<ReportJson | GroupedRows> {
   // The string values the report filters on, as dictionary codes (cached after the first time).
   const wanted = new Map<string, string[]>([[plan.scope.dimension, [...plan.scope.values]]]);
   for (const filter of plan.filters) if (filter.type === "string") wanted.set(filter.dimension, [...(filter.values as string[])]);
   await codes.load(connection, wanted);
   const report = renderReport(plan, (dimension, wantedValues) => codes.codesOf(dimension, wantedValues));
+  // The sums and the grouped columns from a plan made with the values as literals where one may be (fixed-plans.ts).
+  const run = async (sql: string, values: DuckDBValue[], types: DuckDBType[]) => (await fixed.run(connection, sql, values, types)) ?? runPreparedResult(connection, sql, values, types);
   if (report.kind === "row") {
-    const [values] = await runPrepared(connection, report.sql, report.values, report.types);
+    const [values] = rowsOf(await run(report.sql, report.values, report.types));
     const sums = new Map(plan.counters.map((counter, i) => [counter, values[i] as Sum]));
     return { total: 1, rowsJson: `[${metricsObjectJson(plan.metrics, sums, plan.zeroDenominator)}]` };
   }
   // Grouped in DuckDB, ordered and written in JS (report-rows.ts), unless too many rows or values it cannot write exactly.
   if (report.columns !== undefined && maxRowsInJs > 0) {
-    const result = await runPreparedResult(connection, report.columns.sql, report.values.slice(0, -1), report.types.slice(0, -1));
+    const result = await run(report.columns.sql, report.values.slice(0, -1), report.types.slice(0, -1));
     if (result.rowCount === 0) return { total: 0, rowsJson: EMPTY_ARRAY };
     if (result.rowCount <= maxRowsInJs) {
       const grouped = await readGroupedRows(connection, result, plan, report.columns.sums, names);

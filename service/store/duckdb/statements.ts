@@ -22,7 +22,11 @@ const prepared = new WeakMap<DuckDBConnection, Map<string, DuckDBPreparedStateme
 
 /** Runs `sql` with bound `values` on `connection`, preparing it only the first time this connection sees the text; its rows. */
 export async function runPrepared(connection: DuckDBConnection, sql: string, values: DuckDBValue[], types: DuckDBType[]): Promise<DuckDBValue[][]> {
-  const result = await runPreparedResult(connection, sql, values, types);
+  return rowsOf(await runPreparedResult(connection, sql, values, types));
+}
+
+/** A materialized result's rows. */
+export function rowsOf(result: DuckDBMaterializedResult): DuckDBValue[][] {
   const rows: DuckDBValue[][] = [];
   for (let i = 0, n = result.chunkCount; i < n; i++) rows.push(...result.getChunk(i).getRows());
   return rows;

@@ -11,6 +11,7 @@ import { DictionaryCodes } from "./codes.js";
 import type { FactInput } from "../fact-source.js";
 import { CredentialsCache } from "../credentials-cache.js";
 import { ReportFiles, runReportJson } from "./report.js";
+import { FixedPlans } from "./fixed-plans.js";
 import { AnswerBuffers } from "./answer-buffers.js";
 import { DictionaryNames } from "./dictionary-names.js";
 import { MAX_ROWS_WRITTEN_IN_JS, rowsShape, writeReportRows } from "./report-rows.js";
@@ -33,6 +34,8 @@ export class DuckDBReportStore implements ReportStore {
   private readonly answerBuffers = new AnswerBuffers();
   private readonly names = new DictionaryNames();
   private readonly writer: ReportWriterThread;
+  /** Small reports' plans made with their values as literals, made again after each load (fixed-plans.ts). */
+  private readonly fixedPlans: FixedPlans;
   /** One process holds the file (connection.ts), so every revocation passes through here: no expiry needed. */
   private readonly credentials = new CredentialsCache({ ttlMs: Number.POSITIVE_INFINITY });
   /** The hourly tables' columns, read at the first load. */
@@ -60,8 +63,10 @@ export class DuckDBReportStore implements ReportStore {
     threads: number,
     private readonly maxRowsInJs: number,
     private readonly writerFromRows: number,
+    fixedPlans: boolean,
     startWriter?: StartWriter,
   ) {
+    this.fixedPlans = new FixedPlans(fixedPlans);
     this.detailedReports = new Slots(threads);
     this.writer = new ReportWriterThread(startWriter);
   }
@@ -71,17 +76,29 @@ export class DuckDBReportStore implements ReportStore {
    * `maxRowsInJs`: reports of up to this many rows are ordered and written in JS (report-rows.ts;
    * 0: all by DuckDB, what tests compare against). `writerFromRows`: those of at least this many
    * are written on the report writer's thread (report-writer-thread.ts; Infinity: none, 1: all),
-   * the others on the event loop. `startWriter`: the writer's thread, for tests.
+   * the others on the event loop. `fixedPlans` false: every report binds its values, none is
+   * planned with them as literals (fixed-plans.ts; what tests compare against). `startWriter`:
+   * the writer's thread, for tests.
    */
-  static async open(db: string, options: DuckDBOptions & { rollups?: boolean; maxRowsInJs?: number; writerFromRows?: number; startWriter?: StartWriter } = {}): Promise<DuckDBReportStore> {
-    return new DuckDBReportStore(await openDatabase(db, options), options.rollups !== false, options.threads ?? availableParallelism(), options.maxRowsInJs ?? MAX_ROWS_WRITTEN_IN_JS, options.writerFromRows ?? WRITER_FROM_ROWS, options.startWriter);
+  static async open(db: string, options: DuckDBOptions & { rollups?: boolean; maxRowsInJs?: number; writerFromRows?: number; fixedPlans?: boolean; startWriter?: StartWriter } = {}): Promise<DuckDBReportStore> {
+    return new DuckDBReportStore(await openDatabase(db, options), options.rollups !== false, options.threads ?? availableParallelism(), options.maxRowsInJs ?? MAX_ROWS_WRITTEN_IN_JS, options.writerFromRows ?? WRITER_FROM_ROWS, options.fixedPlans !== false, options.startWriter);
   }
 
   async ingest(facts: FactInput, options?: IngestOptions): Promise<number> {
     const sweep = options?.checkpoint !== undefined && Date.now() - this.lastSweep >= SWEEP_EVERY_MS;
     if (sweep) this.lastSweep = Date.now();
-    // Once a load ends, values reports found in no dictionary are looked up again (codes.ts).
-    const load = this.loads.then(() => this.pool.use((connection) => ingestFacts(connection, this.dictionaries, this.layout, facts, options, sweep)).finally(() => this.codes.loaded()));
+    // Once a load ends, values reports found in no dictionary are looked up again (codes.ts), and
+    // plans made with literals are made again (fixed-plans.ts: none is made or run during the load).
+    const write = async () => {
+      await this.fixedPlans.writing();
+      try {
+        return await this.pool.use((connection) => ingestFacts(connection, this.dictionaries, this.layout, facts, options, sweep));
+      } finally {
+        this.fixedPlans.written();
+        this.codes.loaded();
+      }
+    };
+    const load = this.loads.then(write);
     this.loads = load.catch(() => undefined);
     const counts = await load;
     return Object.values(counts).reduce((sum, n) => sum + n, 0);
@@ -98,7 +115,7 @@ export class DuckDBReportStore implements ReportStore {
   async reportJson(query: ReportQuery): Promise<ReportJson> {
     const plan = planReport(query, { rollups: this.rollups });
     const run = async (): Promise<ReportJson> => {
-      const answer = await this.pool.use((connection) => runReportJson(connection, this.codes, this.reportFiles, this.answerBuffers, plan, this.names, this.maxRowsInJs));
+      const answer = await this.pool.use((connection) => runReportJson(connection, this.codes, this.reportFiles, this.answerBuffers, plan, this.names, this.maxRowsInJs, this.fixedPlans));
       if (!("kind" in answer)) return answer;
       // Written after the connection is given back: another report's query runs meanwhile.
       const { bytes, release } = answer.rows >= this.writerFromRows ? await this.writer.write(answer, rowsShape(plan), this.answerBuffers) : await writeReportRows(answer, plan, this.answerBuffers);
