@@ -2,7 +2,8 @@
  * A report plan (../plan.ts) as DuckDB SQL. Every value is a bound parameter; the only text
  * spliced into the SQL is names from the report model (table, column and field names that match
  * `^[a-z][a-z0-9_]*$`, checked by the spec's meta-schema) and numbers of the model (scales,
- * decimals).
+ * decimals). fixed-plans.ts may run the sums and grouped columns with the values (integers,
+ * dates, timestamps) spliced in as literals instead.
  *
  * Shape: the plan's parts (each a time range of one table, with scope and filters) → one
  * aggregation by the dimensions → the rows, the dictionaries joined for names and sorting, each

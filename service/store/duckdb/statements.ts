@@ -5,7 +5,8 @@
  * in one call from JS where an unprepared text takes three (extract, prepare, run). DuckDB still
  * binds and plans a statement again at every run once values are bound (a statement prepared
  * without them has not bound all its parameters): ~1 ms of a month total's ~2 ms of DuckDB
- * (docs/benchmarks.md, "The read side, part three"). A connection runs one statement at a time
+ * (docs/benchmarks.md, "The read side, part three"); fixed-plans.ts runs the small reports'
+ * statements without it until the next load. A connection runs one statement at a time
  * (connection.ts), so a cached statement is never bound by two callers at once.
  *
  * The result is read from DuckDB's materialized chunks synchronously (`getChunk`): node-api's
