@@ -21,9 +21,9 @@
  * connections from a load generator in a process of its own (open-loop.ts), to the exchange with
  * its load shedding (as `adxkit serve` runs it) and without, in alternating rounds: how many
  * answers came after tmax + 10 ms, and how many auctions were still run and answered in time,
- * against the capacity. Each round lets the admission rate settle first (counted apart).
+ * against the capacity. Each round lets the admission rate settle first (counted apart). The
+ * overload row's three exchanges run in processes of their own (overload-run.ts).
  */
-import { fork, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -33,8 +33,9 @@ import Fastify from "fastify";
 import { Pool } from "undici";
 import { loadCompiled } from "./compiled.js";
 import { BENCH_RATES, benchBidders, countingSink } from "./exchange-fixtures.js";
-import { openLoop, type OpenLoopOptions, type OverloadResult } from "./open-loop.js";
-import { measureCapacity, overloadRounds as runOverloadRounds, shedCost, spread, type OverloadRig } from "./overload-row.js";
+import { cpuOf, noticesDrained, startChild, statsOf } from "./bench-children.js";
+import { openLoop, type OpenLoopOptions } from "./open-loop.js";
+import { runOverloadRow } from "./overload-run.js";
 import { printTable } from "./table.js";
 import { mainThreadCpuMicros } from "./thread-cpu.js";
 
@@ -96,11 +97,12 @@ async function bidders(): Promise<void> {
  * Child: the exchange as `adxkit serve` runs it (with its write-ahead spool in a temporary
  * folder, on this machine's disk, and its notice thread), the same exchange without a spool
  * (what the spool costs), the same with its notices sent from the main thread (what the notice
- * thread moves), and the bare fan-out, each on its own port. All with Fastify's logger off:
+ * thread moves), the bare fan-out, and the overload row's (without load shedding, shedding all):
+ * those of them named in `hosted`, each on its own port. All with Fastify's logger off:
  * `adxkit serve` at `--log-level info` also writes two request lines per auction. The fact
  * sink only counts: the store is not measured here.
  */
-async function target(endpoints: string[]): Promise<void> {
+async function target(endpoints: string[], hosted: (NoticeTarget | "bare")[]): Promise<void> {
   // adxkit serve runs without source maps; tsx (this process's loader) turns them on, and then
   // every error whose stack is read (a destroyed socket's is) is mapped: 10–14 µs against 7 here.
   process.setSourceMapsEnabled(false);
@@ -121,7 +123,7 @@ async function target(endpoints: string[]): Promise<void> {
   };
   const exchanges = Object.fromEntries(
     await Promise.all(
-      Object.entries(variants).map(async ([key, variant]) => {
+      Object.entries(variants).filter(([key]) => hosted.includes(key as NoticeTarget)).map(async ([key, variant]) => {
         const app = Fastify({ logger: false, keepAliveTimeout: 65_000 });
         const handle = registerExchange(app, {
           bidders: endpoints.map((endpoint, i) => ({ id: `bench-${i + 1}`, endpoint, seat: `seat-${i + 1}`, allow_private_addresses: true })),
@@ -159,10 +161,10 @@ async function target(endpoints: string[]): Promise<void> {
     );
     return { price: Math.max(...prices) };
   });
-  await bare.listen({ port: 0, host: "127.0.0.1" });
+  if (hosted.includes("bare")) await bare.listen({ port: 0, host: "127.0.0.1" });
   const port = (app: typeof bare) => (app.server.address() as { port: number }).port;
   const urls = Object.fromEntries(Object.entries(exchanges).map(([key, e]) => [key, `http://127.0.0.1:${port(e.app)}`]));
-  process.send!({ ...urls, bare: `http://127.0.0.1:${port(bare)}` });
+  process.send!({ ...urls, ...(hosted.includes("bare") ? { bare: `http://127.0.0.1:${port(bare)}` } : {}) });
   process.on("message", (message: { stats?: boolean | NoticeTarget; cpu?: boolean; notices?: NoticeTarget }) => {
     if (message.stats) process.send!({ stats: exchanges[message.stats === true ? "exchange" : message.stats].handle.stats() });
     if (message.notices) {
@@ -172,19 +174,9 @@ async function target(endpoints: string[]): Promise<void> {
     if (message.cpu) process.send!({ cpu: process.cpuUsage(), thread: mainThreadCpuMicros() });
   });
   process.on("disconnect", async () => {
-    await Promise.all([...Object.values(exchanges).map((e) => e.app.close()), bare.close(), ...pools.map((p) => p.pool.close())]);
+    await Promise.all([...Object.values(exchanges).map((e) => e.app.close()), ...(hosted.includes("bare") ? [bare.close()] : []), ...pools.map((p) => p.pool.close())]);
     for (const dir of spoolDirs) rmSync(dir, { recursive: true, force: true });
     process.exit(0);
-  });
-}
-
-function start(args: string[], profile = false): Promise<{ child: ChildProcess; message: any }> {
-  // ADXKIT_BENCH_CPU_PROF=DIR writes a CPU profile of the target process (exchange + bare route) into DIR.
-  const prof = profile && process.env.ADXKIT_BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.ADXKIT_BENCH_CPU_PROF}`] : [];
-  const child = fork(self, args, { execArgv: [...process.execArgv, ...prof], stdio: ["ignore", "inherit", "inherit", "ipc"] });
-  return new Promise((resolve, reject) => {
-    child.once("message", (message) => resolve({ child, message }));
-    child.once("exit", (code) => reject(new Error(`bench child ${args[0]} exited with ${code}`)));
   });
 }
 
@@ -284,47 +276,14 @@ async function main(): Promise<void> {
   const overloadSettle = argument("--overload-settle", 1);
   const overloadRate = argument("--overload-rate", 0);
   const capacitySeconds = argument("--capacity-seconds", 2);
-  const { child: bidderProcess, message: b } = await start(["--bidders-child"]);
-  const { child: targetProcess, message: t } = await start(["--target-child", JSON.stringify(b.endpoints)], true);
-  const { child: loadProcess } = await start(["--load-child"]);
-  /** A child's CPU time (all its threads) and its main thread's (when it tells), µs. */
-  const cpuOf = async (child: ChildProcess): Promise<{ cpu: number; thread: number }> => {
-    child.send({ cpu: true });
-    const m: { cpu: NodeJS.CpuUsage; thread?: number } = await new Promise((resolve) => child.once("message", resolve));
-    return { cpu: m.cpu.user + m.cpu.system, thread: m.thread ?? 0 };
-  };
+  const { child: bidderProcess, message: b } = await startChild(self, ["--bidders-child"]);
+  // The closed-loop targets share a process; the overload row's have one each (overload-run.ts).
+  const { child: targetProcess, message: t } = await startChild(self, ["--target-child", JSON.stringify(b.endpoints), JSON.stringify(["exchange", "nospool", "mainthread", "bare"])], true);
+  const { child: loadProcess } = await startChild(self, ["--load-child"]);
   const cpuNow = async () => {
     const [target, bidders] = await Promise.all([cpuOf(targetProcess), cpuOf(bidderProcess)]);
     const own = process.cpuUsage();
     return { target: target.cpu, thread: target.thread, bidders: bidders.cpu, load: own.user + own.system };
-  };
-  /**
-   * Win notices still in flight when the load stops are the exchange's work of that round: wait
-   * for them (bounded), and count the wait in the round's time and CPU. Done when none is pending
-   * and none was sent since the last look (auctions still running when the load stopped send
-   * theirs late). Returns the milliseconds waited.
-   */
-  const noticesDrained = async (key: NoticeTarget): Promise<number> => {
-    const start = Date.now();
-    let lastSent = -1;
-    for (;;) {
-      targetProcess.send({ notices: key });
-      const { pending, sent }: { pending: number; sent: number } = await new Promise((resolve) => {
-        const listener = (m: any) => {
-          if (m.noticesPending === undefined) return;
-          targetProcess.off("message", listener);
-          resolve(m.noticesPending);
-        };
-        targetProcess.on("message", listener);
-      });
-      if ((pending === 0 && sent === lastSent) || Date.now() - start > 10_000) return Date.now() - start;
-      lastSent = sent;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  };
-  const statsOf = async (key: NoticeTarget) => {
-    targetProcess.send({ stats: key });
-    return new Promise<any>((resolve) => targetProcess.once("message", (m: any) => m.stats && resolve(m.stats)));
   };
   const header = ["payload", "target", "req/s", "p50 ms", "p99 ms", "max ms", "tmax", "late > tmax+10", "shed", "errors", "CPU µs/req: target", "its main thread", "bidders", "load gen", "all", "vs bare", "per round: median (min–max)", "if target-bound"];
   const rows: string[][] = [header];
@@ -344,14 +303,14 @@ async function main(): Promise<void> {
       for (let round = 0; round < rounds; round++) {
         for (const [name, url, key] of all) {
           const row = results.get(name)!;
-          const shedBefore = key !== "bare" ? (await statsOf(key)).overloaded : 0;
+          const shedBefore = key !== "bare" ? (await statsOf(targetProcess, key)).overloaded : 0;
           const before = await cpuNow();
           const [answeredBefore, secondsBefore] = [row.answered, row.seconds];
           await load(url, body, seconds, connections, tmax + 10, row);
           if (key !== "bare") {
-            row.seconds += (await noticesDrained(key)) / 1000;
+            row.seconds += (await noticesDrained(targetProcess, key)) / 1000;
             // An auction shed answers at once: counted apart, so that req/s is auctions run (the peak of the overload row).
-            const shed = (await statsOf(key)).overloaded - shedBefore;
+            const shed = (await statsOf(targetProcess, key)).overloaded - shedBefore;
             row.shed += shed;
             row.answered -= shed;
           }
@@ -382,58 +341,18 @@ async function main(): Promise<void> {
         ]);
       }
     }
-    const stats = await statsOf("exchange");
+    const stats = await statsOf(targetProcess, "exchange");
     printTable(
       `Auction over loopback: ${connections} connections, ${rounds} alternating rounds of ${seconds} s per target, 3 reference bidders answering in 4-6 ms`,
       rows,
     );
     if (overloadSeconds > 0) {
-      const { body, tmax } = requestBody("banner");
-      const rig: OverloadRig = {
-        run: (run) => {
-          loadProcess.send({ run });
-          return new Promise((resolve) => loadProcess.once("message", (m: { result: OverloadResult }) => resolve(m.result)));
-        },
-        stats: statsOf,
-        drained: noticesDrained,
-        threadCpu: async () => (await cpuOf(targetProcess)).thread,
-        urls: { exchange: `${t.exchange}/openrtb2/auction`, noshed: `${t.noshed}/openrtb2/auction`, shedall: `${t.shedall}/openrtb2/auction` },
-        body,
-        tmax,
-      };
-      // The capacity: the highest rate the exchange without shedding answers in time, open loop (overload-row.ts).
+      // The capacity search starts from the closed-loop banner rate (overload-run.ts).
       const peakRow = rows.find((r) => r[0] === "banner" && r[1] === "exchange");
-      const found = await measureCapacity(rig, peakRow ? Number(peakRow[2]) : 1000, capacitySeconds);
-      printTable(
-        `Capacity: banner offered open loop to the exchange without load shedding, ${capacitySeconds} s a step; capacity = the most auctions answered in time a second in a step with ≤ 1 % late`,
-        [["offered req/s", "answered in time /s", "late", "of requests", "target main thread µs/auction", "bidder calls/auction (circuits opened)"], ...found.steps.map((s) => [String(s.offered), s.inTime.toFixed(0), String(s.late), String(s.requests), s.threadPerAuction.toFixed(0), `${s.calls.perAuction.toFixed(2)} (${s.calls.opened})`])],
-      );
-      // No step in time (a very busy machine): the closed-loop rate stands in, and says so.
-      const capacity = found.capacity > 0 ? found.capacity : peakRow ? Number(peakRow[2]) : 1000;
-      process.stdout.write(found.capacity > 0 ? `capacity: ${capacity.toFixed(0)} auctions/s answered in time\n` : `capacity: no step answered in time; the closed-loop rate ${capacity} stands in\n`);
-      const rate = overloadRate > 0 ? overloadRate : Math.round(2 * capacity);
-      // What a shed costs against an auction decides how much of the capacity can still run when twice it is offered.
-      const shedMicros = await shedCost(rig, capacity, capacitySeconds);
-      const r = shedMicros / found.threadPerAuction;
-      process.stdout.write(
-        `a shed costs the target's main thread ${shedMicros.toFixed(0)} µs (${capacity.toFixed(0)}/s offered, all shed), an auction ${found.threadPerAuction.toFixed(0)} µs (at capacity): ` +
-          `where that thread is the limit, answering every request, at most ${(Math.max(0, (1 - (rate / capacity) * r) / (1 - r)) * 100).toFixed(0)} % of the capacity can run at ${rate}/s\n`,
-      );
-      const totals = await runOverloadRounds(rig, rate, overloadRounds, overloadSeconds / overloadRounds, overloadSettle);
-      const overloadRows = [["target", "offered req/s", "requests", "answered", `late > tmax+10 (${tmax + 10} ms)`, "run and answered in time /s", "vs capacity", "shed (204 at once)", "of them too late to run", "of the late: shed", "errors", "load gen: sent > 10 ms late", "of the late: sent late", "its worst lag ms", "its CPU µs/req", "target main thread µs/req", "settling: late of answered", "admission rate at the end (cuts)", "rate while measured min–median–max", "loop utilisation % while measured", "bidder calls/auction run per round (circuits opened)"]];
-      const names = { exchange: "exchange (load shedding, as serve)", noshed: "exchange without load shedding" };
-      for (const [key, { shedCounted, shedTooLate, result: r, limits, limitSamples, utilisationSamples, threadCpu, calls }] of totals) {
-        if (r === undefined) continue;
-        const inTimeRate = r.ranInTime / overloadSeconds;
-        overloadRows.push([
-          names[key], String(r.offered), String(r.requests), String(r.answered), String(r.late), inTimeRate.toFixed(0), `${((inTimeRate / capacity) * 100).toFixed(0)}%`, String(shedCounted), String(shedTooLate), String(r.lateShed), String(r.errors),
-          String(r.sentLate), String(r.lateSentLate), r.sendLagMax.toFixed(0), (r.cpuMicros / (r.requests + r.settling.answered)).toFixed(0), (threadCpu / (r.answered + r.settling.answered)).toFixed(0), `${r.settling.late} of ${r.settling.answered}`, limits.join(", ") || "-", spread(limitSamples), spread(utilisationSamples), calls.join(", "),
-        ]);
-      }
-      printTable(
-        `Overload: ${rate} req/s offered (twice the capacity above, ${capacity.toFixed(0)} auctions a second, unless --overload-rate) for ${overloadSeconds} s measured, in ${overloadRounds} alternating rounds each after ${overloadSettle} s of settling; goal 0 late, run in time ≥ 90 % of the capacity`,
-        overloadRows,
-      );
+      await runOverloadRow({
+        script: self, endpoints: b.endpoints, loadProcess, bidderProcess, ...requestBody("banner"), closedLoopRate: peakRow ? Number(peakRow[2]) : undefined,
+        seconds: overloadSeconds, rounds: overloadRounds, settleSeconds: overloadSettle, rate: overloadRate, capacitySeconds,
+      });
     }
     const faults = Object.entries(stats.bidders as Record<string, { faults: object; rejections: object; wins: number; lateAnswers: number }>).map(
       ([id, c]) => `${id}: wins ${c.wins}, faults ${JSON.stringify(c.faults)}, late answers read ${c.lateAnswers}, rejections ${JSON.stringify(c.rejections)}`,
@@ -455,7 +374,10 @@ async function main(): Promise<void> {
 
 /** Child: the overload row's load generator (open-loop.ts), one run per message. */
 function loadGenerator(): void {
-  process.on("message", (message: { run: OpenLoopOptions }) => void openLoop(message.run).then((result) => process.send!({ result })));
+  process.on("message", (message: { run?: OpenLoopOptions; cpu?: boolean }) => {
+    if (message.run) void openLoop(message.run).then((result) => process.send!({ result }));
+    if (message.cpu) process.send!({ cpu: process.cpuUsage() });
+  });
   process.on("disconnect", () => process.exit(0));
   process.send!({ ready: true });
 }
@@ -463,5 +385,5 @@ function loadGenerator(): void {
 if (process.argv.includes("--help")) process.stdout.write(`${USAGE}\n`);
 else if (role === "--bidders-child") await bidders();
 else if (role === "--load-child") loadGenerator();
-else if (role === "--target-child") await target(JSON.parse(process.argv[3]));
+else if (role === "--target-child") await target(JSON.parse(process.argv[3]), JSON.parse(process.argv[4]));
 else await main();

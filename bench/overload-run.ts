@@ -1,0 +1,114 @@
+/**
+ * bench/auction.ts's overload row, run and printed (the measurements: overload-row.ts). Its three
+ * targets each run in a process of their own: the exchange with load shedding (as `adxkit serve`),
+ * the same without (the capacity search and the rounds without shedding) and the one that sheds
+ * everything (what a shed costs). The capacity is measured before the rounds and again after:
+ * where the two differ by more than a fifth, the machine's other work moved it meanwhile, and the
+ * row's "vs capacity" says little (printed as such).
+ */
+import type { ChildProcess } from "node:child_process";
+import { cpuOf, noticesDrained, quiet, startChild, statsOf } from "./bench-children.js";
+import type { OverloadResult } from "./open-loop.js";
+import { confirmCapacity, measureCapacity, overloadRounds, shedCost, spread, type OverloadRig } from "./overload-row.js";
+import { printTable } from "./table.js";
+
+export interface OverloadRowOptions {
+  /** bench/auction.ts (forked with --target-child), the bidders' endpoints, its bidders' and load generator's processes. */
+  script: string;
+  endpoints: string[];
+  bidderProcess: ChildProcess;
+  loadProcess: ChildProcess;
+  body: string;
+  tmax: number;
+  /** The closed-loop banner rate, where the capacity search starts (1,000 without). */
+  closedLoopRate: number | undefined;
+  /** Measured seconds of all rounds, rounds, settling seconds a round, the offer (0: twice the capacity), seconds a capacity step. */
+  seconds: number;
+  rounds: number;
+  settleSeconds: number;
+  rate: number;
+  capacitySeconds: number;
+}
+
+type Key = "exchange" | "noshed" | "shedall";
+
+export async function runOverloadRow(o: OverloadRowOptions): Promise<void> {
+  const targets = new Map<Key, { child: ChildProcess; url: string }>();
+  try {
+    for (const key of ["exchange", "noshed", "shedall"] as const) {
+      const { child, message } = await startChild(o.script, ["--target-child", JSON.stringify(o.endpoints), JSON.stringify([key])]);
+      targets.set(key, { child, url: `${message[key]}/openrtb2/auction` });
+    }
+    const process$ = (key: Key) => targets.get(key)!.child;
+    const all = [...[...targets.values()].map((t) => t.child), o.bidderProcess, o.loadProcess];
+    const rig: OverloadRig = {
+      run: (run) => {
+        o.loadProcess.send({ run });
+        return new Promise((resolve) => {
+          const listener = (m: { result?: OverloadResult }) => {
+            if (m.result === undefined) return;
+            o.loadProcess.off("message", listener);
+            resolve(m.result);
+          };
+          o.loadProcess.on("message", listener);
+        });
+      },
+      stats: (key) => statsOf(process$(key), key),
+      drained: (key) => noticesDrained(process$(key), key),
+      threadCpu: async (key) => (await cpuOf(process$(key))).thread,
+      quiet: () => quiet(all),
+      urls: { exchange: targets.get("exchange")!.url, noshed: targets.get("noshed")!.url, shedall: targets.get("shedall")!.url },
+      body: o.body,
+      tmax: o.tmax,
+    };
+    // Fresh processes: a second each at a low rate, so that the JIT has compiled their paths before anything is measured.
+    for (const key of ["exchange", "noshed", "shedall"] as const) await rig.run({ url: rig.urls[key], body: o.body, rate: 200, seconds: 1, settleSeconds: 0, connections: 100, lateAfterMs: o.tmax + 10 });
+
+    const from = o.closedLoopRate ?? 1000;
+    const found = await measureCapacity(rig, from, o.capacitySeconds);
+    printTable(
+      `Capacity: banner offered open loop to the exchange without load shedding, ${o.capacitySeconds} s a step; the best = the most auctions answered in time a second in a step with ≤ 1 % late`,
+      [["offered req/s", "answered in time /s", "late", "of requests", "target main thread µs/auction", "bidder calls/auction (circuits opened)"], ...found.steps.map((s) => [String(s.offered), s.inTime.toFixed(0), String(s.late), String(s.requests), s.threadPerAuction.toFixed(0), `${s.calls.perAuction.toFixed(2)} (${s.calls.opened})`])],
+    );
+    // No step in time (a very busy machine): the closed-loop rate stands in, and says so.
+    const best = found.capacity > 0 ? found.capacity : from;
+    const before = await confirmCapacity(rig, best, o.capacitySeconds);
+    const capacity = before.capacity > 0 ? before.capacity : best;
+    process.stdout.write(
+      found.capacity > 0
+        ? `capacity: ${capacity.toFixed(0)} auctions/s answered in time (the best step ${best.toFixed(0)}/s offered again: ${before.runs.map((r) => r.toFixed(0)).join(", ")}; the median)\n`
+        : `capacity: no step answered in time; the closed-loop rate ${from} stands in\n`,
+    );
+    const rate = o.rate > 0 ? o.rate : Math.round(2 * capacity);
+    // What a shed costs against an auction decides how much of the capacity can still run when twice it is offered.
+    const shedMicros = await shedCost(rig, capacity, o.capacitySeconds);
+    const r = shedMicros / found.threadPerAuction;
+    process.stdout.write(
+      `a shed costs the target's main thread ${shedMicros.toFixed(0)} µs (${capacity.toFixed(0)}/s offered, all shed), an auction ${found.threadPerAuction.toFixed(0)} µs (at capacity): ` +
+        `where that thread is the limit, answering every request, at most ${(Math.max(0, (1 - (rate / capacity) * r) / (1 - r)) * 100).toFixed(0)} % of the capacity can run at ${rate}/s\n`,
+    );
+    const totals = await overloadRounds(rig, rate, o.rounds, o.seconds / o.rounds, o.settleSeconds);
+    const after = await confirmCapacity(rig, capacity, o.capacitySeconds);
+    const moved = Math.abs(after.capacity - capacity) / capacity;
+    process.stdout.write(
+      `capacity after the rounds: ${after.capacity.toFixed(0)} auctions/s in time at ${capacity.toFixed(0)} offered (${after.runs.map((x) => x.toFixed(0)).join(", ")}; the median)` +
+        (moved > 0.2 ? `: ${(moved * 100).toFixed(0)} % off the capacity before; the machine's other work moved it, "vs capacity" is not to be trusted\n` : "\n"),
+    );
+    const rows = [["target", "offered req/s", "requests", "answered", `late > tmax+10 (${o.tmax + 10} ms)`, "run and answered in time /s", "vs capacity", "shed (204 at once)", "of them too late to run", "of the late: shed", "errors", "load gen: sent > 10 ms late", "of the late: sent late", "its worst lag ms", "its CPU µs/req", "target main thread µs/req", "settling: late of answered", "admission rate at the end (cuts)", "rate while measured min–median–max", "loop utilisation % while measured", "bidder calls/auction run per round (circuits opened)"]];
+    const names = { exchange: "exchange (load shedding, as serve)", noshed: "exchange without load shedding" };
+    for (const [key, { shedCounted, shedTooLate, result: x, limits, limitSamples, utilisationSamples, threadCpu, calls }] of totals) {
+      if (x === undefined) continue;
+      const inTimeRate = x.ranInTime / o.seconds;
+      rows.push([
+        names[key], String(x.offered), String(x.requests), String(x.answered), String(x.late), inTimeRate.toFixed(0), `${((inTimeRate / capacity) * 100).toFixed(0)}%`, String(shedCounted), String(shedTooLate), String(x.lateShed), String(x.errors),
+        String(x.sentLate), String(x.lateSentLate), x.sendLagMax.toFixed(0), (x.cpuMicros / (x.requests + x.settling.answered)).toFixed(0), (threadCpu / (x.answered + x.settling.answered)).toFixed(0), `${x.settling.late} of ${x.settling.answered}`, limits.join(", ") || "-", spread(limitSamples), spread(utilisationSamples), calls.join(", "),
+      ]);
+    }
+    printTable(
+      `Overload: ${rate} req/s offered (twice the capacity above, ${capacity.toFixed(0)} auctions a second, unless --overload-rate) for ${o.seconds} s measured, in ${o.rounds} alternating rounds each after ${o.settleSeconds} s of settling; goal 0 late, run in time ≥ 90 % of the capacity`,
+      rows,
+    );
+  } finally {
+    for (const { child } of targets.values()) child.disconnect();
+  }
+}
