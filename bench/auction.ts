@@ -69,8 +69,9 @@ const USAGE = `Usage: npx tsx bench/auction.ts [options]
   --overload-settle S   seconds each overload round runs before it is measured (1)
   --overload-rate N     requests a second offered (0: twice the measured capacity)
   --capacity-seconds S  seconds a step of the capacity search (2): open-loop offers rising by a
-                        quarter to the exchange without shedding until more than 1 % answer late;
-                        the capacity is the most auctions a second it answered in time
+                        quarter to the exchange without shedding while a step answers 5 % more in
+                        time; the capacity is the most auctions a second it answered in time (its
+                        peak), 90 % of it offered again before and after the rounds as a check
   ADXKIT_BENCH_CPU_PROF=DIR profiles the target process.
   ADXKIT_BENCH_NO_BREAKER=1 runs the exchange without its circuit breaker (like-for-like overload rounds).
   ADXKIT_BENCH_ADMISSION=JSON overrides the shedding exchange's admission rules, e.g. '{"lagMs":30}' (overload.ts).
