@@ -42,6 +42,8 @@ const heavySeconds = Number(process.env.HEAVY_S ?? 4);
 const warmup = Math.max(1, Number(process.env.WARMUP ?? 1));
 /** A DuckDB file loaded before (it gains one account per run): the load is skipped. */
 const duckdbFile = process.env.DUCKDB_FILE;
+/** BACKGROUND_NICE=<0-19>: the server's background threads at that nice value (`--background-nice`); default none. */
+const backgroundNice = process.env.BACKGROUND_NICE === undefined ? undefined : Number(process.env.BACKGROUND_NICE);
 const clickhouseServer = (process.env.ADXKIT_CLICKHOUSE_URL ?? "http://127.0.0.1:18123").replace(/\/+$/, "");
 /** How long one HTTP request of the clients may take (undici's own default is 5 minutes). */
 const requestTimeoutMs = 60_000;
@@ -56,7 +58,13 @@ function within<T>(what: string, ms: number, promise: Promise<T>): Promise<T> {
 /** The first message of a child process, or a failure when it exits first or says nothing for `ms`. */
 function firstMessage<T>(child: ChildProcess, what: string, ms: number): Promise<T> {
   const answer = new Promise<T>((resolve, reject) => {
-    child.once("message", (m) => resolve(m as T));
+    const answered = (m: unknown) => {
+      // A phase's start (the client's probes) is no answer.
+      if ((m as Partial<PhaseMessage>)?.phase !== undefined) return;
+      child.off("message", answered);
+      resolve(m as T);
+    };
+    child.on("message", answered);
     child.once("exit", (code, signal) => reject(new Error(`${what} ended (exit ${code ?? signal}) before answering`)));
   });
   return within(what, ms, answer).catch((error: unknown) => {
@@ -85,6 +93,21 @@ if (process.argv[2] === "bidders") {
   }, 10_000).unref();
 }
 
+/** The client's word that a phase of its probes starts (or that they ended). */
+interface PhaseMessage {
+  phase: "idle" | "heavy" | "end";
+}
+
+/** The event loop's thread's time running and waiting for a core so far, in ms (Linux's schedstat), or undefined. */
+function eventLoopSchedstat(): { run: number; wait: number; at: number } | undefined {
+  try {
+    const [run, wait] = readFileSync(`/proc/self/task/${process.pid}/schedstat`, "utf8").split(" ").map(Number);
+    return { run: run / 1e6, wait: wait / 1e6, at: performance.now() };
+  } catch {
+    return undefined;
+  }
+}
+
 interface EngineFigures {
   ingestRate: number;
   total: number;
@@ -98,6 +121,9 @@ interface EngineFigures {
   auctionHeavy: number;
   tmax: number;
   heavyReports: number;
+  /** The event loop's wait for a core, ms per second, idle and during heavy reports (Linux). */
+  waitIdle?: number;
+  waitHeavy?: number;
 }
 
 async function main(): Promise<void> {
@@ -151,8 +177,16 @@ async function main(): Promise<void> {
       const client = fork(fileURLToPath(import.meta.url), ["client"], { execArgv: process.execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] });
       // Three reports RUNS + 1 times each, 2 s of idle probes, HEAVY_S s of heavy reports: well within it.
       const answer = firstMessage<ClientFigures>(client, "the bench's client process", 15 * 60_000);
+      // Where the event loop's thread was at each phase's start: its wait for a core per second of each.
+      const phases = new Map<string, ReturnType<typeof eventLoopSchedstat>>();
+      client.on("message", (m: Partial<PhaseMessage>) => m?.phase !== undefined && phases.set(m.phase, eventLoopSchedstat()));
       client.send(job);
-      return { ingestRate, ...(await answer) };
+      const figures = await answer;
+      const waitPerSecond = (from: string, to: string) => {
+        const [a, b] = [phases.get(from), phases.get(to)];
+        return a === undefined || b === undefined ? undefined : ((b.wait - a.wait) / (b.at - a.at)) * 1000;
+      };
+      return { ingestRate, ...figures, waitIdle: waitPerSecond("idle", "heavy"), waitHeavy: waitPerSecond("heavy", "end") };
     } finally {
       await within(`${name}: closing the server`, 30_000, app.close());
       await within(`${name}: closing the exchange`, 30_000, exchange?.close() ?? Promise.resolve());
@@ -171,7 +205,7 @@ async function main(): Promise<void> {
       () => openStore({ db }),
       async (loaded) => {
         await loaded.close();
-        return openStore({ db, duckdbThreads: serveThreads() });
+        return openStore({ db, duckdbThreads: serveThreads(), backgroundNice });
       },
     );
   } finally {
@@ -213,6 +247,7 @@ async function main(): Promise<void> {
   row("cheap request p99, idle → during heavy reports", "≤ 20 ms", (f) => `${ms(f.cheapIdle)} → ${ms(f.cheapHeavy)}`);
   row("auction p99, idle → during heavy reports", "within tmax, ≤ 2× idle", (f) => `${ms(f.auctionIdle)} → ${ms(f.auctionHeavy)} (tmax ${f.tmax})`);
   row("heavy reports answered during the probes", "", (f) => `${f.heavyReports} in ${heavySeconds} s`);
+  row("event loop's wait for a core, idle → heavy, ms/s", "", (f) => (f.waitIdle === undefined || f.waitHeavy === undefined ? "—" : `${fmt(f.waitIdle, 0)} → ${fmt(f.waitHeavy, 0)}`));
   printTable(`Reports through HTTP: ${fmt(plan.supplyRows)} supply + ${fmt(plan.demandRows)} demand facts over 31 days, medians of ${runs} runs`, table);
   for (const e of engines) if (typeof figures[e] === "string") process.stdout.write(`${e} ${figures[e]}; start one with test/store-clickhouse/start-clickhouse.sh start or set ADXKIT_CLICKHOUSE_URL\n`);
   const answers = engines.filter((e) => typeof figures[e] !== "string").map((e) => (figures[e] as EngineFigures).checks.join("; "));
@@ -292,7 +327,10 @@ async function runClient({ name, base, headers, auctionKey }: ClientJob): Promis
   // Warmed first: the first auctions open the bidders' connections and compile the exchange's
   // path (hundreds of ms once), which would be the idle p99 and make "≤ 2× idle" mean nothing.
   for (let i = 0; i < 50; i++) await Promise.all([cheap(), auction()]);
+  const phase = (name: PhaseMessage["phase"]) => process.send!({ phase: name } satisfies PhaseMessage);
+  phase("idle");
   const [cheapIdle, auctionIdle] = await Promise.all([probe(2, cheap, 5), probe(2, auction, 10)]);
+  phase("heavy");
   let heavyReports = 0;
   const until = performance.now() + heavySeconds * 1000;
   const heavyLoop = async () => {
@@ -305,6 +343,7 @@ async function runClient({ name, base, headers, auctionKey }: ClientJob): Promis
     }
   };
   const [cheapHeavy, auctionHeavy] = await Promise.all([probe(heavySeconds, cheap, 5), probe(heavySeconds, auction, 10), heavyLoop(), heavyLoop()]);
+  phase("end");
   return {
     total: total.ms,
     byCountry: byCountry.ms,

@@ -214,6 +214,12 @@ export interface StoreOptions {
   duckdbThreads?: number;
   /** DuckDB's memory limit, e.g. `2GB` (default: DuckDB's own, 80 % of RAM). */
   duckdbMemoryLimit?: string;
+  /**
+   * DuckDB's threads, libuv's threadpool (where DuckDB's queries run) and the report writer's
+   * thread at this nice value (0–19, Linux; service/thread-priority.ts), so that the event loop
+   * comes first for a core (default: none changed).
+   */
+  backgroundNice?: number;
 }
 
 /** `report` from `reportJson`: the rows parsed (for callers that want objects). */

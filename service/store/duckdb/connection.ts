@@ -12,6 +12,7 @@ import { dirname } from "node:path";
 import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
 import { StoreError } from "../errors.js";
 import { migrate } from "./migrations.js";
+import { lowerPriority, poolThreadIds, threadIds } from "../../thread-priority.js";
 
 /** Default number of pooled connections: enough for a few concurrent reports on a small machine. */
 export const DEFAULT_POOL_SIZE = 4;
@@ -105,6 +106,8 @@ export interface DuckDBOptions {
   threads?: number;
   /** Memory limit, e.g. `2GB`; default DuckDB's own (80 % of RAM). Past it, large aggregations spill to disk. */
   memoryLimit?: string;
+  /** DuckDB's threads and libuv's threadpool (where its queries run) at this nice value (Linux), so the event loop comes first. */
+  backgroundNice?: number;
   poolSize?: number;
 }
 
@@ -125,9 +128,15 @@ export async function openDatabase(db: string, options: DuckDBOptions = {}): Pro
     if (!/^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i.test(options.memoryLimit)) throw new RangeError(`DuckDB memory limit must look like 512MB or 2GB (got ${options.memoryLimit})`);
     config.memory_limit = options.memoryLimit;
   }
+  const before = options.backgroundNice === undefined ? [] : threadIds();
   const instance = await DuckDBInstance.create(db, config).catch((error: unknown) => {
     throw lockError(db, error) ?? error;
   });
+  if (options.backgroundNice !== undefined) {
+    // DuckDB starts its worker threads with the instance: the threads new since are its own.
+    const duckdb = threadIds().filter((tid) => !before.includes(tid));
+    lowerPriority([...duckdb, ...(await poolThreadIds())], options.backgroundNice);
+  }
   // DuckDB creates the file with the umask's mode (and refuses one made empty beforehand): owner only, now.
   if (created) await chmod(db, PRIVATE_FILE).catch(() => undefined);
   const pool = new ConnectionPool(instance, options.poolSize ?? DEFAULT_POOL_SIZE);

@@ -50,7 +50,17 @@ export type FromWriter = { type: "written"; id: number; memory: ArrayBuffer; len
 /** Starts the thread; a test may give one of its own. */
 export type StartWriter = () => Worker;
 
-const startReportWriter: StartWriter = () => startWorker(import.meta.url, "report-writer-worker");
+/** What the thread is started with. */
+export interface WriterData {
+  /** The thread's nice value (Linux), set by itself at start; undefined: unchanged. */
+  nice?: number;
+}
+
+/** Starts the report writer's thread, at nice value `nice` when given (service/thread-priority.ts). */
+export const reportWriterStarter =
+  (nice?: number): StartWriter =>
+  () =>
+    startWorker(import.meta.url, "report-writer-worker", { workerData: { nice } satisfies WriterData });
 
 interface Pending {
   resolve: (answer: AnswerBuffer) => void;
@@ -72,7 +82,7 @@ export class ReportWriterThread {
   private lastTable = 0;
   private closed = false;
 
-  constructor(private readonly start: StartWriter = startReportWriter) {}
+  constructor(private readonly start: StartWriter = reportWriterStarter()) {}
 
   /** Writes grouped rows as the report's JSON array on the thread; the columns' memory moves there. */
   write(grouped: GroupedRows, shape: RowsShape, buffers: AnswerBuffers): Promise<AnswerBuffer> {

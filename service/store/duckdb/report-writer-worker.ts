@@ -3,13 +3,17 @@
  * grouped rows (report-writer.ts) into memory that moves back to the event loop. It keeps the
  * dictionary names it is sent, by table, until told to forget a table.
  */
-import { parentPort } from "node:worker_threads";
+import { parentPort, workerData } from "node:worker_threads";
+import { lowerPriority, ownThreadId } from "../../thread-priority.js";
 import { roomFor } from "./answer-buffers.js";
 import type { DictionaryName } from "./dictionary-names.js";
-import { unpackNames, type FromWriter, type ToWriter } from "./report-writer-thread.js";
+import { unpackNames, type FromWriter, type ToWriter, type WriterData } from "./report-writer-thread.js";
 import { OrderedRows, type GroupedRows } from "./report-writer.js";
 
 const port = parentPort!;
+const { nice } = (workerData ?? {}) as WriterData;
+const tid = nice === undefined ? undefined : ownThreadId();
+if (tid !== undefined) lowerPriority([tid], nice!);
 const tables = new Map<number, Map<number, DictionaryName>>();
 
 port.on("message", (message: ToWriter) => {

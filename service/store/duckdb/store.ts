@@ -15,7 +15,7 @@ import { FixedPlans } from "./fixed-plans.js";
 import { AnswerBuffers } from "./answer-buffers.js";
 import { DictionaryNames } from "./dictionary-names.js";
 import { MAX_ROWS_WRITTEN_IN_JS, rowsShape, writeReportRows } from "./report-rows.js";
-import { ReportWriterThread, type StartWriter } from "./report-writer-thread.js";
+import { ReportWriterThread, reportWriterStarter, type StartWriter } from "./report-writer-thread.js";
 import { planReport, readsFactDetail } from "../plan.js";
 
 /**
@@ -64,7 +64,7 @@ export class DuckDBReportStore implements ReportStore {
     private readonly maxRowsInJs: number,
     private readonly writerFromRows: number,
     fixedPlans: boolean,
-    startWriter?: StartWriter,
+    startWriter: StartWriter,
   ) {
     this.fixedPlans = new FixedPlans(fixedPlans);
     this.detailedReports = new Slots(threads);
@@ -81,7 +81,7 @@ export class DuckDBReportStore implements ReportStore {
    * the writer's thread, for tests.
    */
   static async open(db: string, options: DuckDBOptions & { rollups?: boolean; maxRowsInJs?: number; writerFromRows?: number; fixedPlans?: boolean; startWriter?: StartWriter } = {}): Promise<DuckDBReportStore> {
-    return new DuckDBReportStore(await openDatabase(db, options), options.rollups !== false, options.threads ?? availableParallelism(), options.maxRowsInJs ?? MAX_ROWS_WRITTEN_IN_JS, options.writerFromRows ?? WRITER_FROM_ROWS, options.fixedPlans !== false, options.startWriter);
+    return new DuckDBReportStore(await openDatabase(db, options), options.rollups !== false, options.threads ?? availableParallelism(), options.maxRowsInJs ?? MAX_ROWS_WRITTEN_IN_JS, options.writerFromRows ?? WRITER_FROM_ROWS, options.fixedPlans !== false, options.startWriter ?? reportWriterStarter(options.backgroundNice));
   }
 
   async ingest(facts: FactInput, options?: IngestOptions): Promise<number> {

@@ -1,0 +1,69 @@
+// Background threads at a lower priority (service/thread-priority.ts): the nice value each thread
+// has, as Linux shows it in /proc/self/task/<tid>/stat, after the store opens and writes a large
+// report with `backgroundNice`; the event loop's thread keeps its own. Linux only.
+import { existsSync, readFileSync } from "node:fs";
+import { Worker } from "node:worker_threads";
+import { describe, expect, it } from "vitest";
+import { DuckDBReportStore } from "../../service/store/duckdb/store.js";
+import { lowerPriority, ownThreadId, poolThreadIds, threadIds } from "../../service/thread-priority.js";
+import { supply, supplyQuery } from "./helpers.js";
+
+/** A thread's nice value: field 19 of its stat line, the 17th after the command's closing parenthesis. */
+const niceOf = (tid: number) => Number(readFileSync(`/proc/self/task/${tid}/stat`, "utf8").split(") ")[1].split(" ")[16]);
+
+/** A thread of its own for a test to renice, its id, and how to end it. */
+async function spareThread(): Promise<{ tid: number; end: () => Promise<number> }> {
+  const worker = new Worker(`require("node:worker_threads").parentPort.postMessage(require("node:fs").readlinkSync("/proc/thread-self")); setInterval(() => {}, 1000);`, { eval: true });
+  const link = await new Promise<string>((resolve) => worker.once("message", resolve));
+  return { tid: Number(/\/task\/(\d+)$/.exec(link)![1]), end: () => worker.terminate() };
+}
+
+describe.skipIf(!existsSync("/proc/thread-self"))("background threads' priority (Linux)", () => {
+  it("lowers a thread's priority, and never raises one", async () => {
+    const { tid, end } = await spareThread();
+    try {
+      expect(niceOf(tid)).toBe(0);
+      expect(lowerPriority([tid], 7)).toEqual([tid]);
+      expect(niceOf(tid)).toBe(7);
+      expect(lowerPriority([tid], 3)).toEqual([]);
+      expect(niceOf(tid)).toBe(7);
+      // An ended thread is skipped.
+      expect(lowerPriority([2 ** 30], 7)).toEqual([]);
+      expect(() => lowerPriority([tid], 20)).toThrow(/0 to 19/);
+    } finally {
+      await end();
+    }
+  });
+
+  it("finds libuv's threadpool threads, none of them the event loop's", async () => {
+    const pool = await poolThreadIds();
+    expect(pool).toHaveLength(Number(process.env.UV_THREADPOOL_SIZE ?? 4));
+    expect(pool).not.toContain(ownThreadId());
+    expect(ownThreadId()).toBe(process.pid);
+    for (const tid of pool) expect(threadIds()).toContain(tid);
+  });
+
+  it("a store opened with backgroundNice lowers DuckDB's threads, the pool's and the report writer's, not the event loop's", { timeout: 60_000 }, async () => {
+    const before = threadIds();
+    const store = await DuckDBReportStore.open(":memory:", { threads: 2, backgroundNice: 9, writerFromRows: 1 });
+    try {
+      const opened = threadIds();
+      const duckdb = opened.filter((tid) => !before.includes(tid));
+      // threads: 2 is one thread of DuckDB's own beside the one that runs each query.
+      expect(duckdb.length).toBeGreaterThanOrEqual(1);
+      const pool = await poolThreadIds();
+      for (const tid of [...duckdb, ...pool]) expect(niceOf(tid)).toBe(9);
+
+      await store.ingest(Array.from({ length: 50 }, (_, i) => supply({ app_bundle_id: `app-${i}` })));
+      const answer = await store.report(supplyQuery({ dimensions: ["app_bundle_id"], metrics: ["revenue"] }));
+      expect(answer.total).toBe(50);
+      // The writer's thread started with that first report with dimensions (writerFromRows: 1);
+      // run from TypeScript, it starts tsx's loader thread before the writer's module lowers its own.
+      const started = threadIds().filter((tid) => !opened.includes(tid));
+      expect(started.filter((tid) => niceOf(tid) === 9)).toHaveLength(1);
+      expect(niceOf(process.pid)).toBe(0);
+    } finally {
+      await store.close();
+    }
+  });
+});
