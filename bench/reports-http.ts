@@ -9,7 +9,8 @@
  * of a cheap request (a report answered -2 after its account's lookup) and of an auction, idle
  * and while two loops of that heavy report run for HEAVY_S seconds. The store loads with
  * DuckDB's default threads (every core, as `adxkit ingest` runs) and serves as `adxkit serve`
- * does (one core less). Loopback only, bounded.
+ * does (one core less, its background threads at serve's default nice value; BACKGROUND_NICE=0
+ * leaves them at the event loop's). Loopback only, bounded.
  *
  * WARMUP=<n> sends each report n times before timing it (default 1).
  * ROWS=1000000 npx tsx bench/reports-http.ts for a quicker run (npm run build first: it loads dist/).
@@ -42,8 +43,8 @@ const heavySeconds = Number(process.env.HEAVY_S ?? 4);
 const warmup = Math.max(1, Number(process.env.WARMUP ?? 1));
 /** A DuckDB file loaded before (it gains one account per run): the load is skipped. */
 const duckdbFile = process.env.DUCKDB_FILE;
-/** BACKGROUND_NICE=<0-19>: the server's background threads at that nice value (`--background-nice`); default none. */
-const backgroundNice = process.env.BACKGROUND_NICE === undefined ? undefined : Number(process.env.BACKGROUND_NICE);
+/** BACKGROUND_NICE=<0-19>: the server's background threads at that nice value (`--background-nice`; 0: unchanged); default serve's. */
+const backgroundNiceGiven = process.env.BACKGROUND_NICE === undefined ? undefined : Number(process.env.BACKGROUND_NICE);
 const clickhouseServer = (process.env.ADXKIT_CLICKHOUSE_URL ?? "http://127.0.0.1:18123").replace(/\/+$/, "");
 /** How long one HTTP request of the clients may take (undici's own default is 5 minutes). */
 const requestTimeoutMs = 60_000;
@@ -128,12 +129,13 @@ interface EngineFigures {
 
 async function main(): Promise<void> {
   const { openStore, seedPlan } = await loadCompiled<typeof import("../service/store/index.js")>("service/store/index.js");
-  const { serveThreads } = await loadCompiled<typeof import("../service/store/duckdb/connection.js")>("service/store/duckdb/connection.js");
+  const { serveBackgroundNice, serveThreads } = await loadCompiled<typeof import("../service/store/duckdb/connection.js")>("service/store/duckdb/connection.js");
   const { buildApp } = await loadCompiled<typeof import("../service/app.js")>("service/app.js");
   const { registerExchange, SealKeyRing, sealKey } = await loadCompiled<typeof import("../service/auction/index.js")>("service/auction/index.js");
   const bidders = fork(fileURLToPath(import.meta.url), ["bidders"], { execArgv: process.execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] });
   const { endpoints } = await firstMessage<{ endpoints: string[] }>(bidders, "the bidders' process", 60_000);
   const plan = seedPlan({ days: 31, rows });
+  const backgroundNice = backgroundNiceGiven ?? serveBackgroundNice();
   const fmt = (n: number, digits = 1) => n.toLocaleString("en-US", { maximumFractionDigits: digits });
   process.stderr.write(`seed: ${fmt(plan.supplyRows)} supply + ${fmt(plan.demandRows)} demand facts, ${plan.start} to ${plan.end}\n`);
 
@@ -199,7 +201,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "adxkit-bench-"));
   try {
     const db = duckdbFile ?? join(dir, "bench.duckdb");
-    // Loaded as `adxkit ingest` does (every core), served as `adxkit serve` does (one core less).
+    // Loaded as `adxkit ingest` does (every core), served as `adxkit serve` does (one core less, background threads niced).
     figures.DuckDB = await measure(
       "DuckDB",
       () => openStore({ db }),

@@ -95,6 +95,19 @@ export const serveOptions: readonly ServeOption[] = [
     "description": "DuckDB's memory limit, e.g. `2GB`; by default DuckDB's own (80 % of RAM). Larger work spills to disk."
   },
   {
+    "name": "backgroundNice",
+    "flag": "--background-nice <n>",
+    "env": [
+      "ADXKIT_BACKGROUND_NICE"
+    ],
+    "secret": false,
+    "type": [
+      "integer"
+    ],
+    "default": 10,
+    "description": "The nice value (Linux) of the threads doing a DuckDB store's heavy work: DuckDB's own, libuv's threadpool (where DuckDB's queries and the exchange's loads of facts run) and the report writer's. Above 0 they give way to the event loop when both want a core, so a heavy report delays the auctions and cheap requests less; they also give way to other work on the machine (at 19 almost entirely: on a machine kept busy by other processes, reports then crawl). 0 leaves them at the event loop's priority. A thread's nice value is only ever raised; elsewhere than Linux, or where refused, nothing changes (docs/reports.md)."
+  },
+  {
     "name": "billingKeys",
     "env": [
       "ADXKIT_BILLING_KEYS"

@@ -1735,6 +1735,10 @@ duckdbThreads?: number
  */
 duckdbMemoryLimit?: string
 /**
+ * The nice value (Linux) of the threads doing a DuckDB store's heavy work: DuckDB's own, libuv's threadpool (where DuckDB's queries and the exchange's loads of facts run) and the report writer's. Above 0 they give way to the event loop when both want a core, so a heavy report delays the auctions and cheap requests less; they also give way to other work on the machine (at 19 almost entirely: on a machine kept busy by other processes, reports then crawl). 0 leaves them at the event loop's priority. A thread's nice value is only ever raised; elsewhere than Linux, or where refused, nothing changes (docs/reports.md).
+ */
+backgroundNice?: number
+/**
  * The keys that seal and open billing tokens, separated by commas, the sealing one first (nodes that share a ring). Without it, ADXKIT_BILLING_SECRET, else the key file beside `db` (`adxkit billing-keys`).
  */
 billingKeys?: string

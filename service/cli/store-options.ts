@@ -7,7 +7,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { serveThreads } from "../store/duckdb/connection.js";
+import { serveBackgroundNice, serveThreads } from "../store/duckdb/connection.js";
 import { openStore } from "../store/index.js";
 import type { ReportStore } from "../store/store.js";
 import { UsageError } from "./errors.js";
@@ -23,6 +23,8 @@ export interface StoreCommandOptions {
   /** DuckDB's worker threads (a flag's text, or serve's number). */
   duckdbThreads?: string | number;
   duckdbMemoryLimit?: string;
+  /** The background threads' nice value when serving (serve's option; default `serveBackgroundNice()`). */
+  backgroundNice?: number;
 }
 
 /** Adds the store's flags next to a command's --db: serve's own (spec/schemas/serve-options.yaml), the same text and checks. */
@@ -58,7 +60,8 @@ export function storeIdentity(options: Pick<StoreCommandOptions, "db" | "store" 
  * Opens the store the options name; a wrong engine name or DuckDB resource is a usage error (exit
  * 2). A command that only reads (`create: false`) refuses a DuckDB file that does not exist,
  * instead of creating an empty one (and its folders) and reporting nothing. `serving`: DuckDB gets
- * one core less than the machine has unless --duckdb-threads says otherwise.
+ * one core less than the machine has unless --duckdb-threads says otherwise, and its background
+ * threads serve's --background-nice.
  */
 export function openStoreFrom(options: StoreCommandOptions, { create, serving = false }: { create: boolean; serving?: boolean }): Promise<ReportStore> {
   const given = checkServeFlags({ store: options.store, clickhouseUrl: options.clickhouseUrl, duckdbThreads: options.duckdbThreads, duckdbMemoryLimit: options.duckdbMemoryLimit }, "see the command's --help");
@@ -69,5 +72,6 @@ export function openStoreFrom(options: StoreCommandOptions, { create, serving = 
   const password = options.clickhousePassword ?? readSecret("ADXKIT_CLICKHOUSE_PASSWORD")?.value;
   const clickhouseUrl = given.clickhouseUrl === undefined ? undefined : withPassword(given.clickhouseUrl, password);
   const threads = given.duckdbThreads ?? (serving ? serveThreads() : undefined);
-  return openStore({ db: options.db, store: engine, clickhouseUrl, duckdbThreads: threads, duckdbMemoryLimit: given.duckdbMemoryLimit });
+  const backgroundNice = serving ? (options.backgroundNice ?? serveBackgroundNice()) : undefined;
+  return openStore({ db: options.db, store: engine, clickhouseUrl, duckdbThreads: threads, duckdbMemoryLimit: given.duckdbMemoryLimit, backgroundNice });
 }

@@ -56,6 +56,7 @@ describe.skipIf(!BUILT)(`adxkit serve's options${BUILT ? "" : " — SKIPPED: dis
     expect(JSON.parse(result.stdout)).toEqual({
       db: { value: "./data/adxkit.duckdb", from: "default" },
       store: { value: "duckdb", from: "default" },
+      backgroundNice: { value: 10, from: "default" },
       clickhouseUrl: { value: "http://adxkit:[redacted]@ch.example:8123/adxkit", from: "ADXKIT_CLICKHOUSE_URL" },
       clickhousePassword: { value: "[redacted]", from: "ADXKIT_CLICKHOUSE_PASSWORD_FILE" },
       host: { value: "127.0.0.1", from: "default" },

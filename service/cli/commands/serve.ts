@@ -37,7 +37,7 @@ Examples:
       await assertPortFree(host, port);
       const db = options.db ?? "./data/adxkit.duckdb";
       const store = await openStoreFrom(
-        { db, store: options.store, clickhouseUrl: options.clickhouseUrl, clickhousePassword: options.clickhousePassword, duckdbThreads: options.duckdbThreads, duckdbMemoryLimit: options.duckdbMemoryLimit },
+        { db, store: options.store, clickhouseUrl: options.clickhouseUrl, clickhousePassword: options.clickhousePassword, duckdbThreads: options.duckdbThreads, duckdbMemoryLimit: options.duckdbMemoryLimit, backgroundNice: options.backgroundNice },
         { create: true, serving: true },
       );
       const serverOptions: ServerOptions = {

@@ -10,6 +10,7 @@ import { PRIVATE_DIR, PRIVATE_FILE } from "../../private-files.js";
 import { availableParallelism } from "node:os";
 import { dirname } from "node:path";
 import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
+import { serveOptions } from "@adxkit/bindings";
 import { StoreError } from "../errors.js";
 import { migrate } from "./migrations.js";
 import { lowerPriority, poolThreadIds, threadIds } from "../../thread-priority.js";
@@ -106,13 +107,16 @@ export interface DuckDBOptions {
   threads?: number;
   /** Memory limit, e.g. `2GB`; default DuckDB's own (80 % of RAM). Past it, large aggregations spill to disk. */
   memoryLimit?: string;
-  /** DuckDB's threads and libuv's threadpool (where its queries run) at this nice value (Linux), so the event loop comes first. */
+  /** DuckDB's threads and libuv's threadpool (where its queries run) at this nice value (Linux; 0 or none: unchanged), so the event loop comes first. */
   backgroundNice?: number;
   poolSize?: number;
 }
 
 /** DuckDB's threads in a server: every core but the event loop's, so a heavy report never starves it. */
 export const serveThreads = () => Math.max(1, availableParallelism() - 1);
+
+/** The nice value of a server's background threads unless told otherwise: `backgroundNice`'s default (spec/schemas/serve-options.yaml). */
+export const serveBackgroundNice = () => serveOptions.find((o) => o.name === "backgroundNice")?.default as number;
 
 /** Opens (creating the folder of) a database file or `:memory:`, and brings its schema up to date. */
 export async function openDatabase(db: string, options: DuckDBOptions = {}): Promise<ConnectionPool> {
@@ -128,14 +132,15 @@ export async function openDatabase(db: string, options: DuckDBOptions = {}): Pro
     if (!/^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i.test(options.memoryLimit)) throw new RangeError(`DuckDB memory limit must look like 512MB or 2GB (got ${options.memoryLimit})`);
     config.memory_limit = options.memoryLimit;
   }
-  const before = options.backgroundNice === undefined ? [] : threadIds();
+  const nice = options.backgroundNice ?? 0;
+  const before = nice > 0 ? threadIds() : [];
   const instance = await DuckDBInstance.create(db, config).catch((error: unknown) => {
     throw lockError(db, error) ?? error;
   });
-  if (options.backgroundNice !== undefined) {
+  if (nice > 0) {
     // DuckDB starts its worker threads with the instance: the threads new since are its own.
     const duckdb = threadIds().filter((tid) => !before.includes(tid));
-    lowerPriority([...duckdb, ...(await poolThreadIds())], options.backgroundNice);
+    lowerPriority([...duckdb, ...(await poolThreadIds())], nice);
   }
   // DuckDB creates the file with the umask's mode (and refuses one made empty beforehand): owner only, now.
   if (created) await chmod(db, PRIVATE_FILE).catch(() => undefined);

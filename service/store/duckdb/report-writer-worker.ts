@@ -12,7 +12,7 @@ import { OrderedRows, type GroupedRows } from "./report-writer.js";
 
 const port = parentPort!;
 const { nice } = (workerData ?? {}) as WriterData;
-const tid = nice === undefined ? undefined : ownThreadId();
+const tid = nice === undefined || nice === 0 ? undefined : ownThreadId();
 if (tid !== undefined) lowerPriority([tid], nice!);
 const tables = new Map<number, Map<number, DictionaryName>>();
 
