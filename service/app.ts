@@ -3,11 +3,11 @@
  * are configured) the exchange. Tests inject into it; `adxkit serve` listens.
  */
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from "fastify";
-import { serveOptions } from "@adxkit/bindings";
 import { demandReportPlugin, supplyReportPlugin } from "@adxkit/bindings/fastify";
 import { createAuthThrottle, type AuthThrottle } from "./accounts/throttle.js";
 import { redactingLogger, redactUrl } from "./log.js";
 import { requestIdOf } from "./request-id.js";
+import { serveDefault } from "./serve-defaults.js";
 import { errorEnvelope } from "./reports/envelope.js";
 import { authenticateReport, demandReportHandlers, supplyReportHandlers } from "./reports/handlers.js";
 import type { ReportStore } from "./store/store.js";
@@ -64,9 +64,6 @@ function answerUnreadableUrl(error: FastifyError, request: FastifyRequest, reply
   if (isReportRoute(request.url)) return reply.code(status === 500 ? 200 : status).send(errorEnvelope(status === 500 ? -1 : -2, message));
   return reply.code(status).send({ errors: [{ path: "", rule: "http", message }] });
 }
-
-/** The default of a numeric serve option (spec/schemas/serve-options.yaml). */
-const serveDefault = (name: string): number => serveOptions.find((option) => option.name === name)!.default as number;
 
 /** What a client may hold of the server: time per request and its headers, connections (`adxkit serve` options). */
 export interface ClientLimits {

@@ -10,7 +10,7 @@ import { PRIVATE_DIR, PRIVATE_FILE } from "../../private-files.js";
 import { availableParallelism } from "node:os";
 import { dirname } from "node:path";
 import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
-import { serveOptions } from "@adxkit/bindings";
+import { serveDefault } from "../../serve-defaults.js";
 import { StoreError } from "../errors.js";
 import { migrate } from "./migrations.js";
 import { lowerPriority, poolThreadIds, threadIds } from "../../thread-priority.js";
@@ -116,7 +116,7 @@ export interface DuckDBOptions {
 export const serveThreads = () => Math.max(1, availableParallelism() - 1);
 
 /** The nice value of a server's background threads unless told otherwise: `backgroundNice`'s default (spec/schemas/serve-options.yaml). */
-export const serveBackgroundNice = () => serveOptions.find((o) => o.name === "backgroundNice")?.default as number;
+export const serveBackgroundNice = (): number => serveDefault("backgroundNice");
 
 /** Opens (creating the folder of) a database file or `:memory:`, and brings its schema up to date. */
 export async function openDatabase(db: string, options: DuckDBOptions = {}): Promise<ConnectionPool> {
