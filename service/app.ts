@@ -12,6 +12,7 @@ import { errorEnvelope } from "./reports/envelope.js";
 import { authenticateReport, demandReportHandlers, supplyReportHandlers } from "./reports/handlers.js";
 import type { ReportStore } from "./store/store.js";
 import { httpStatusOf } from "./rule-refusal.js";
+import { isWarmUpRequest, warmUpReports, type WarmUpAccess } from "./reports/warm-up.js";
 
 export interface AppOptions {
   store: ReportStore;
@@ -25,6 +26,12 @@ export interface AppOptions {
   clientLimits?: Partial<ClientLimits>;
   /** The credential throttle of every path that checks one; a new one when absent (startServer shares it with the exchange). */
   authThrottle?: AuthThrottle;
+  /**
+   * Report requests the app sends itself through `inject` once built, before it is returned (and
+   * so before it listens): V8 then optimises the report route's code before the first client's
+   * request (service/reports/warm-up.ts). Default 0; `adxkit serve` gives serve's warmUpRequests.
+   */
+  warmUpRequests?: number;
   /** Extra registrations (exchange, docs) that need the same instance. */
   extend?: (app: FastifyInstance) => Promise<void> | void;
 }
@@ -38,13 +45,22 @@ const isExchangeRoute = (url: string) => url.startsWith("/openrtb2/") || url.sta
  * The exchange logs a summary of each second at info instead (service/ops). Errors stay at error.
  */
 class RequestLines extends LogController {
+  /** The report route's warm-up at startup (reports/warm-up.ts): its requests are logged at debug too. */
+  constructor(private readonly warmUp: WarmUpAccess) {
+    super();
+  }
+
+  private quiet(request: FastifyRequest): boolean {
+    return isExchangeRoute(request.url) || isWarmUpRequest(this.warmUp, request.headers);
+  }
+
   override incomingRequest(request: FastifyRequest, reply: FastifyReply, metadata?: unknown): void {
-    if (isExchangeRoute(request.url)) request.log.debug({ req: request }, "incoming request");
+    if (this.quiet(request)) request.log.debug({ req: request }, "incoming request");
     else super.incomingRequest(request, reply, metadata as never);
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply, metadata?: unknown): void {
-    if (!error && isExchangeRoute(request.url)) reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, "request completed");
+    if (!error && this.quiet(request)) reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, "request completed");
     else super.requestCompleted(error, request, reply, metadata as never);
   }
 }
@@ -93,6 +109,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     maxConnections: given.maxConnections ?? serverLimits.maxConnections,
   };
   const requestTimeout = limits.requestTimeoutMs;
+  const warmUp: WarmUpAccess = {};
   const app = Fastify({
     logger: redactingLogger(options.logger),
     bodyLimit: options.bodyLimit ?? serverLimits.bodyLimit,
@@ -107,7 +124,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     genReqId: (request) => requestIdOf(request.headers["x-request-id"]),
     // Never coerce or strip: validation is done by the precompiled validators in the stubs.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false } },
-    logController: new RequestLines(),
+    logController: new RequestLines(warmUp),
     frameworkErrors: (error, request, reply) => answerUnreadableUrl(error, request as FastifyRequest, reply as FastifyReply),
   });
   // Over the cap Node closes a new connection as soon as it is accepted.
@@ -115,7 +132,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook("onSend", async (request, reply) => {
     reply.header("x-request-id", request.id);
   });
-  const reportOptions = { store: options.store, authThrottle: options.authThrottle ?? createAuthThrottle(), now: options.now };
+  const reportOptions = { store: options.store, authThrottle: options.authThrottle ?? createAuthThrottle(), now: options.now, warmUp };
   // Anything that escapes a handler (a bug, an oversized body) is answered in the interface's own form.
   app.setErrorHandler(async (error: Error & { statusCode?: number }, request, reply) => {
     const status = (error as { statusCode?: number }).statusCode ?? 500;
@@ -149,5 +166,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(demandReportPlugin, { handlers: demandReportHandlers(reportOptions), lenient: options.lenient });
   await app.register(supplyReportPlugin, { handlers: supplyReportHandlers(reportOptions), lenient: options.lenient });
   await options.extend?.(app);
+  await warmUpReports(app, warmUp, options.warmUpRequests ?? 0);
   return app;
 }

@@ -32,6 +32,8 @@ export interface ServerOptions {
   logLevel?: string;
   /** Time and connection limits of clients (serve options requestTimeoutMs, headersTimeoutMs, maxConnections). */
   clientLimits?: Partial<ClientLimits>;
+  /** Report requests sent through `inject` before listening (serve's warmUpRequests; default 0: none). */
+  warmUpRequests?: number;
   /** An already open store (tests, demo); `db` is ignored then. */
   store?: ReportStore;
   /**
@@ -129,6 +131,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       authThrottle,
       clientLimits: options.clientLimits,
       lenient: options.lenient,
+      warmUpRequests: options.warmUpRequests,
       // Secret query parameters (spec x-adxkit-secret) are redacted from logged URLs by buildApp (service/log.ts).
       logger: { level: options.logLevel ?? "info" },
       extend: async (instance) => {

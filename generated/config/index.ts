@@ -108,6 +108,19 @@ export const serveOptions: readonly ServeOption[] = [
     "description": "The nice value (Linux) of the threads doing a DuckDB store's heavy work: DuckDB's own, libuv's threadpool (where DuckDB's queries and the exchange's loads of facts run) and the report writer's. Above 0 they give way to the event loop when both want a core, so a heavy report delays the auctions and cheap requests less; they also give way to other work on the machine (at 19 almost entirely: on a machine kept busy by other processes, reports then crawl). 0 leaves them at the event loop's priority. A thread's nice value is only ever raised; elsewhere than Linux, or where refused, nothing changes (docs/reports.md)."
   },
   {
+    "name": "warmUpRequests",
+    "flag": "--warm-up-requests <n>",
+    "env": [
+      "ADXKIT_WARM_UP_REQUESTS"
+    ],
+    "secret": false,
+    "type": [
+      "integer"
+    ],
+    "default": 300,
+    "description": "Report requests the server sends itself (without a socket, at most 5 s of them) before it listens, as an account made up for them and valid only until they end, on a publisher no store knows: the first clients' report requests then run code V8 has already optimised (a fresh server's first month totals cost its event loop 2–3 times the CPU of later ones). 0 sends none."
+  },
+  {
     "name": "billingKeys",
     "env": [
       "ADXKIT_BILLING_KEYS"

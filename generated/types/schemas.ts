@@ -1739,6 +1739,10 @@ duckdbMemoryLimit?: string
  */
 backgroundNice?: number
 /**
+ * Report requests the server sends itself (without a socket, at most 5 s of them) before it listens, as an account made up for them and valid only until they end, on a publisher no store knows: the first clients' report requests then run code V8 has already optimised (a fresh server's first month totals cost its event loop 2–3 times the CPU of later ones). 0 sends none.
+ */
+warmUpRequests?: number
+/**
  * The keys that seal and open billing tokens, separated by commas, the sealing one first (nodes that share a ring). Without it, ADXKIT_BILLING_SECRET, else the key file beside `db` (`adxkit billing-keys`).
  */
 billingKeys?: string

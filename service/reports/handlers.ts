@@ -11,6 +11,7 @@ import { reportLimits, reportModel } from "@adxkit/bindings/reports";
 import type { Account, Dimension, Metric, ReportQuery, ReportStore, Side } from "../store/store.js";
 import { errorEnvelope, successEnvelopeJson, type ReportEnvelope } from "./envelope.js";
 import { addMonthsClamped } from "./time.js";
+import type { WarmUpAccess } from "./warm-up.js";
 
 /** A report request of either interface, validated. */
 type ReportRequest = DemandReportRequest | SupplyReportRequest;
@@ -20,6 +21,8 @@ export interface ReportServiceOptions {
   /** Slows down repeated failed credentials from one address or against one userid (service/accounts/throttle.ts). */
   authThrottle?: AuthThrottle;
   now?: () => Date;
+  /** The warm-up's made-up account, allowed while the server warms its report route before listening (warm-up.ts). */
+  warmUp?: WarmUpAccess;
 }
 
 const ok = (body: ReportEnvelope): OperationOutput => ({ status: 200, body });
@@ -69,6 +72,9 @@ export async function authenticateReport(
   const source = { address, userid: credentials.userid };
   if (options.authThrottle?.blocked(source)) return { refused: "too many failed credentials from this address or for this userid; retry later" };
   const { userid, authorization } = credentials;
+  // Only before the server listens, with credentials made up for it (warm-up.ts).
+  const warm = options.warmUp?.current;
+  if (warm !== undefined && userid === warm.userid && authorization === warm.authorization && side === warm.account.side) return { account: warm.account };
   const account = userid && authorization ? await options.store.verifyCredentials(userid, authorization) : null;
   if (account && account.side === side) return { account };
   // A right pair of the other side guessed nothing: it counts against the address only.

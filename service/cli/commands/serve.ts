@@ -51,6 +51,7 @@ Examples:
         openAuction: options.openAuction === true,
         publicUrl: options.publicUrl,
         lenient: options.lenient === true,
+        warmUpRequests: options.warmUpRequests,
         logLevel: options.logLevel,
         clientLimits: { requestTimeoutMs: options.requestTimeoutMs, headersTimeoutMs: options.headersTimeoutMs, maxConnections: options.maxConnections },
         // --spool DIR gives the folder, --no-spool (or ADXKIT_SPOOL=false) none, neither the default place.
