@@ -4,7 +4,7 @@
 import { DATE, DuckDBDateValue, DuckDBTimestampValue, INTEGER, TIMESTAMP, VARCHAR, type DuckDBConnection } from "@duckdb/node-api";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { FixedPlans, literalOf, withLiterals } from "../../service/store/duckdb/fixed-plans.js";
+import { FixedPlans, literalOf, REFRESHED_AFTER_LOAD, withLiterals } from "../../service/store/duckdb/fixed-plans.js";
 import { DuckDBReportStore } from "../../service/store/duckdb/store.js";
 import type { Fact } from "../../service/store/index.js";
 import { supply, supplyQuery } from "./helpers.js";
@@ -100,5 +100,64 @@ describe("a load and the plans", () => {
     runs.shift()!();
     await cached;
     expect(prepared()).toBe(2);
+  });
+});
+
+describe("plans made again after a load", () => {
+  /** Runs `text` through `plans`, ending its run at once. */
+  async function runOnce(plans: FixedPlans, fake: ReturnType<typeof fakeConnection>, text: string) {
+    const running = plans.run(fake.connection, text, [1], [INTEGER]);
+    while (fake.runs.length === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    fake.runs.shift()!();
+    return running;
+  }
+
+  it("makes again the plans run before the load, and the next runs of them plan nothing", async () => {
+    const plans = new FixedPlans();
+    const fake = fakeConnection();
+    await runOnce(plans, fake, "SELECT $1 AS a");
+    await runOnce(plans, fake, "SELECT $1 AS b");
+    expect(fake.prepared()).toBe(2);
+    expect(plans.refreshDue).toBe(false);
+    await plans.writing();
+    plans.written();
+    expect(plans.refreshDue).toBe(true);
+    expect(await plans.refresh(fake.connection)).toBe(2);
+    expect(fake.prepared()).toBe(4);
+    expect(plans.refreshDue).toBe(false);
+    await runOnce(plans, fake, "SELECT $1 AS a");
+    await runOnce(plans, fake, "SELECT $1 AS b");
+    expect(fake.prepared()).toBe(4);
+    // A load with no report since the one before has nothing to make again.
+    await plans.writing();
+    plans.written();
+    await plans.writing();
+    plans.written();
+    expect(plans.refreshDue).toBe(false);
+  });
+
+  it("makes again only the latest texts run, and stops when a load begins", async () => {
+    const plans = new FixedPlans();
+    const fake = fakeConnection();
+    for (let i = 0; i < REFRESHED_AFTER_LOAD + 3; i++) await runOnce(plans, fake, `SELECT $1 AS c${i}`);
+    await plans.writing();
+    plans.written();
+    expect(await plans.refresh(fake.connection)).toBe(REFRESHED_AFTER_LOAD);
+    for (let i = 0; i < 3; i++) await runOnce(plans, fake, `SELECT $1 AS c${i}`);
+    await plans.writing();
+    plans.written();
+    const load = plans.writing();
+    expect(await plans.refresh(fake.connection)).toBe(0);
+    await load;
+    plans.written();
+  });
+
+  it("none when plans with literals are off", async () => {
+    const plans = new FixedPlans(false);
+    const fake = fakeConnection();
+    expect(await plans.run(fake.connection, "SELECT $1", [1], [INTEGER])).toBeUndefined();
+    await plans.writing();
+    plans.written();
+    expect(plans.refreshDue).toBe(false);
   });
 });

@@ -101,6 +101,8 @@ export class DuckDBReportStore implements ReportStore {
     const load = this.loads.then(write);
     this.loads = load.catch(() => undefined);
     const counts = await load;
+    // The plans run before this load made again now, not in the next reports (fixed-plans.ts).
+    if (this.fixedPlans.refreshDue) void this.pool.use((connection) => this.fixedPlans.refresh(connection)).catch(() => undefined);
     return Object.values(counts).reduce((sum, n) => sum + n, 0);
   }
 
