@@ -166,6 +166,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(demandReportPlugin, { handlers: demandReportHandlers(reportOptions), lenient: options.lenient });
   await app.register(supplyReportPlugin, { handlers: supplyReportHandlers(reportOptions), lenient: options.lenient });
   await options.extend?.(app);
-  await warmUpReports(app, warmUp, options.warmUpRequests ?? 0);
+  if ((options.warmUpRequests ?? 0) > 0) {
+    const started = performance.now();
+    const answered = await warmUpReports(app, warmUp, options.warmUpRequests ?? 0);
+    app.log.info({ answered, ms: Math.round(performance.now() - started) }, "report route warmed up");
+  }
   return app;
 }

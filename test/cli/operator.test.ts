@@ -57,6 +57,7 @@ describe.skipIf(!BUILT)(`adxkit serve's options${BUILT ? "" : " — SKIPPED: dis
       db: { value: "./data/adxkit.duckdb", from: "default" },
       store: { value: "duckdb", from: "default" },
       backgroundNice: { value: 10, from: "default" },
+      warmUpRequests: { value: 300, from: "default" },
       clickhouseUrl: { value: "http://adxkit:[redacted]@ch.example:8123/adxkit", from: "ADXKIT_CLICKHOUSE_URL" },
       clickhousePassword: { value: "[redacted]", from: "ADXKIT_CLICKHOUSE_PASSWORD_FILE" },
       host: { value: "127.0.0.1", from: "default" },
@@ -70,6 +71,7 @@ describe.skipIf(!BUILT)(`adxkit serve's options${BUILT ? "" : " — SKIPPED: dis
       lenient: { value: true, from: "ADXKIT_LENIENT" },
       logLevel: { value: "debug", from: "--log-level" },
     });
+    expect(JSON.parse(adxkit(["serve", "--print-config", "--warm-up-requests", "0"]).stdout).warmUpRequests).toEqual({ value: 0, from: "--warm-up-requests" });
     // ADXKIT_PORT comes before PORT; the flag before both.
     expect(JSON.parse(adxkit(["serve", "--print-config"], { ADXKIT_PORT: "9200", PORT: "9100" }).stdout).port).toEqual({ value: 9200, from: "ADXKIT_PORT" });
     expect(JSON.parse(adxkit(["serve", "--print-config", "--port", "0"], { ADXKIT_PORT: "9200" }).stdout).port).toEqual({ value: 0, from: "--port" });

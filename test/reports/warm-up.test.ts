@@ -3,7 +3,9 @@
  * before it is returned, as a made-up account that reaches the store with a publisher no store
  * knows, and whose credentials are refused once the warm-up has ended.
  */
+import { spawn } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
+import { BUILT, CLI, freePort, ROOT } from "../helpers/server-process.js";
 import type { FastifyInstance, InjectOptions } from "fastify";
 import { buildApp } from "../../service/app.js";
 import { WARM_UP_PUBLISHER } from "../../service/reports/warm-up.js";
@@ -88,5 +90,35 @@ describe("the report route's warm-up", () => {
     const { sent, queries } = await build();
     expect(sent).toHaveLength(0);
     expect(queries).toHaveLength(0);
+  });
+});
+
+describe.runIf(BUILT)("adxkit serve --warm-up-requests", () => {
+  it("warms the report route before it listens, and says so in its log", { timeout: 90_000 }, async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, [CLI, "serve", "--db", ":memory:", "--port", String(port), "--warm-up-requests", "4"], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    try {
+      await new Promise<void>((done, fail) => {
+        const timer = setTimeout(() => fail(new Error(`serve did not start within 60 s: ${stderr}`)), 60_000);
+        child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
+          stderr += chunk;
+          if (stderr.includes("adxkit: listening on")) {
+            clearTimeout(timer);
+            done();
+          }
+        });
+        child.once("exit", (code) => fail(new Error(`serve exited (${code}): ${stderr}`)));
+      });
+      const warmed = stdout.split("\n").filter((line) => line.includes("report route warmed up")).map((line) => JSON.parse(line));
+      expect(warmed).toHaveLength(1);
+      expect(warmed[0].answered).toBe(4);
+      // Its requests are logged at debug only: no request line at info (no client has sent one yet).
+      expect(stdout).not.toContain("incoming request");
+    } finally {
+      child.kill("SIGTERM");
+    }
   });
 });
