@@ -12,7 +12,12 @@
  * does (one core less, its background threads at serve's default nice value; BACKGROUND_NICE=0
  * leaves them at the event loop's). Loopback only, bounded.
  *
- * WARMUP=<n> sends each report n times before timing it (default 1).
+ * WARMUP=<n> sends each report n times before timing it (default 1). The server warms its report
+ * route before listening as `adxkit serve` does (--warm-up-requests; WARM_UP=<n> instead, 0: none).
+ * THREADS=1 prints, for the heavy phase, each server thread's time running and waiting for a core
+ * (Linux), both processes' event loop delay and the cheap requests' time inside the server
+ * (Fastify's first hook to the answer's end); CPU_PROFILE=<file> writes the server's main thread's
+ * CPU profile of the heavy phase there.
  * ROWS=1000000 npx tsx bench/reports-http.ts for a quicker run (npm run build first: it loads dist/).
  * DUCKDB_FILE=<file> serves DuckDB from a file this bench (or `adxkit seed`) loaded before, with
  * the same ROWS, instead of loading a fresh one: no ingest figure, the read figures in a minute.
@@ -22,7 +27,9 @@
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -45,6 +52,10 @@ const warmup = Math.max(1, Number(process.env.WARMUP ?? 1));
 const duckdbFile = process.env.DUCKDB_FILE;
 /** BACKGROUND_NICE=<0-19>: the server's background threads at that nice value (`--background-nice`; 0: unchanged); default serve's. */
 const backgroundNiceGiven = process.env.BACKGROUND_NICE === undefined ? undefined : Number(process.env.BACKGROUND_NICE);
+/** THREADS=1: print each server thread's run / wait during heavy reports and both processes' event loop delay. */
+const showThreads = process.env.THREADS === "1";
+/** CPU_PROFILE=<file>: the server's main thread's CPU profile during the heavy phase written there. */
+const cpuProfile = process.env.CPU_PROFILE;
 const clickhouseServer = (process.env.ADXKIT_CLICKHOUSE_URL ?? "http://127.0.0.1:18123").replace(/\/+$/, "");
 /** How long one HTTP request of the clients may take (undici's own default is 5 minutes). */
 const requestTimeoutMs = 60_000;
@@ -99,6 +110,24 @@ interface PhaseMessage {
   phase: "idle" | "heavy" | "end";
 }
 
+/** Each thread's time running and waiting for a core so far, in ms, by thread id (Linux's schedstat; none elsewhere). */
+function threadsSchedstat(): Map<number, { run: number; wait: number }> {
+  const out = new Map<number, { run: number; wait: number }>();
+  try {
+    for (const id of readdirSync("/proc/self/task")) {
+      try {
+        const [run, wait] = readFileSync(`/proc/self/task/${id}/schedstat`, "utf8").split(" ").map(Number);
+        out.set(Number(id), { run: run / 1e6, wait: wait / 1e6 });
+      } catch {
+        // The thread ended between the listing and the read.
+      }
+    }
+  } catch {
+    // Not Linux.
+  }
+  return out;
+}
+
 /** The event loop's thread's time running and waiting for a core so far, in ms (Linux's schedstat), or undefined. */
 function eventLoopSchedstat(): { run: number; wait: number; at: number } | undefined {
   try {
@@ -131,6 +160,9 @@ async function main(): Promise<void> {
   const { openStore, seedPlan } = await loadCompiled<typeof import("../service/store/index.js")>("service/store/index.js");
   const { serveBackgroundNice, serveThreads } = await loadCompiled<typeof import("../service/store/duckdb/connection.js")>("service/store/duckdb/connection.js");
   const { buildApp } = await loadCompiled<typeof import("../service/app.js")>("service/app.js");
+  const { serveDefault } = await loadCompiled<typeof import("../service/serve-defaults.js")>("service/serve-defaults.js");
+  // The report route warmed before listening, as `adxkit serve` does (WARM_UP=0: none).
+  const warmUpRequests = process.env.WARM_UP === undefined ? serveDefault("warmUpRequests") : Number(process.env.WARM_UP);
   const { registerExchange, SealKeyRing, sealKey } = await loadCompiled<typeof import("../service/auction/index.js")>("service/auction/index.js");
   const bidders = fork(fileURLToPath(import.meta.url), ["bidders"], { execArgv: process.execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] });
   const { endpoints } = await firstMessage<{ endpoints: string[] }>(bidders, "the bidders' process", 60_000);
@@ -154,11 +186,24 @@ async function main(): Promise<void> {
     const account = await store.createAccount({ side: "supply", publisher_ids: Array.from({ length: 50 }, (_, i) => `pub-${i + 1}`) });
     // The auction checks its caller's key against the store, as `adxkit serve` does.
     const auctionKey = await store.issueAuctionKey(account.userid);
+    /** Cheap requests' times in the server (THREADS=1). */
+    const cheapInServer: number[] = [];
     const spool = mkdtempSync(join(tmpdir(), "adxkit-bench-spool-"));
     let exchange: ReturnType<typeof registerExchange> | undefined;
     const app = await buildApp({
       store,
+      warmUpRequests,
       extend: (server) => {
+        // THREADS=1: the cheap requests' time in the server, from Fastify's first hook to the answer's end.
+        if (showThreads) {
+          server.addHook("onRequest", async (request) => {
+            if (request.headers["content-length"] === "2") (request as unknown as { t0: number }).t0 = performance.now();
+          });
+          server.addHook("onResponse", async (request) => {
+            const t0 = (request as unknown as { t0?: number }).t0;
+            if (t0 !== undefined) cheapInServer.push(performance.now() - t0);
+          });
+        }
         exchange = registerExchange(server, {
           bidders: endpoints.map((endpoint, i) => ({ id: `bench-${i + 1}`, endpoint, seat: `seat-${i + 1}` })),
           sink: store,
@@ -181,7 +226,32 @@ async function main(): Promise<void> {
       const answer = firstMessage<ClientFigures>(client, "the bench's client process", 15 * 60_000);
       // Where the event loop's thread was at each phase's start: its wait for a core per second of each.
       const phases = new Map<string, ReturnType<typeof eventLoopSchedstat>>();
-      client.on("message", (m: Partial<PhaseMessage>) => m?.phase !== undefined && phases.set(m.phase, eventLoopSchedstat()));
+      // THREADS=1: every thread's run and wait during the heavy phase, and the event loop's delay histogram.
+      const threadsAt = new Map<string, Map<number, { run: number; wait: number }>>();
+      const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+      const profiler = new Session();
+      if (cpuProfile !== undefined) profiler.connect();
+      if (showThreads) loopDelay.enable();
+      client.on("message", (m: Partial<PhaseMessage>) => {
+        if (m?.phase === undefined) return;
+        phases.set(m.phase, eventLoopSchedstat());
+        if (!showThreads) return;
+        threadsAt.set(m.phase, threadsSchedstat());
+        if (m.phase === "heavy") loopDelay.reset();
+        if (m.phase === "heavy") cheapInServer.length = 0;
+        if (m.phase === "heavy" && cpuProfile !== undefined) void profiler.post("Profiler.enable").then(() => profiler.post("Profiler.start"));
+        if (m.phase === "end" && cpuProfile !== undefined) void profiler.post("Profiler.stop").then(({ profile }) => writeFileSync(cpuProfile, JSON.stringify(profile)));
+        if (m.phase === "end") {
+          loopDelay.disable();
+          const seconds = ((phases.get("end")?.at ?? 0) - (phases.get("heavy")?.at ?? 0)) / 1000;
+          const [a, b] = [threadsAt.get("heavy")!, threadsAt.get("end")!];
+          const lines = [...b].map(([tid, t]) => [tid, (t.run - (a.get(tid)?.run ?? 0)) / seconds, (t.wait - (a.get(tid)?.wait ?? 0)) / seconds] as const).filter(([, run]) => run >= 1);
+          process.stderr.write(`${name}: heavy phase, per thread (tid - pid: run / wait ms/s): ${lines.map(([tid, run, wait]) => `${tid === process.pid ? "main" : `+${tid - process.pid}`} ${run.toFixed(0)}/${wait.toFixed(0)}`).join(", ")}\n`);
+          const sorted = [...cheapInServer].sort((x, y) => x - y);
+          process.stderr.write(`${name}: cheap requests in the server during heavy reports (Fastify's onRequest to onResponse): ${sorted.length}, p50 ${sorted[sorted.length >> 1]?.toFixed(2)}, p99 ${sorted[Math.floor(sorted.length * 0.99)]?.toFixed(2)}, max ${sorted.at(-1)?.toFixed(2)} ms\n`);
+          process.stderr.write(`${name}: server's event loop delay during heavy reports: p50 ${(loopDelay.percentile(50) / 1e6).toFixed(1)}, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(1)}, max ${(loopDelay.max / 1e6).toFixed(1)} ms\n`);
+        }
+      });
       client.send(job);
       const figures = await answer;
       const waitPerSecond = (from: string, to: string) => {
@@ -332,7 +402,9 @@ async function runClient({ name, base, headers, auctionKey }: ClientJob): Promis
   const phase = (name: PhaseMessage["phase"]) => process.send!({ phase: name } satisfies PhaseMessage);
   phase("idle");
   const [cheapIdle, auctionIdle] = await Promise.all([probe(2, cheap, 5), probe(2, auction, 10)]);
+  const clientDelay = monitorEventLoopDelay({ resolution: 1 });
   phase("heavy");
+  if (showThreads) clientDelay.enable();
   let heavyReports = 0;
   const until = performance.now() + heavySeconds * 1000;
   const heavyLoop = async () => {
@@ -346,6 +418,7 @@ async function runClient({ name, base, headers, auctionKey }: ClientJob): Promis
   };
   const [cheapHeavy, auctionHeavy] = await Promise.all([probe(heavySeconds, cheap, 5), probe(heavySeconds, auction, 10), heavyLoop(), heavyLoop()]);
   phase("end");
+  if (showThreads) process.stderr.write(`${name}: the client's event loop delay during heavy reports: p50 ${(clientDelay.percentile(50) / 1e6).toFixed(1)}, p99 ${(clientDelay.percentile(99) / 1e6).toFixed(1)}, max ${(clientDelay.max / 1e6).toFixed(1)} ms\n`);
   return {
     total: total.ms,
     byCountry: byCountry.ms,

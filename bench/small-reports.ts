@@ -11,7 +11,10 @@
  * REPORTS=total,byCountry,grouped (default the first two; grouped is the 31,000-row month by date ×
  * country × app). RUNS (default 200), WARMUP (requests before the timed ones, default 20); HTTP_ONLY=1 times a
  * fresh server's requests through HTTP alone (WARMUP=1 RUNS=20: bench/reports-http.ts's medians). CPU_PROFILE=<dir>: the main thread's CPU profile of each HTTP layer written
- * there (`<report>-<layer>.cpuprofile`). Served as `adxkit serve` does (DuckDB with one core less).
+ * there (`<report>-<layer>.cpuprofile`). Served as `adxkit serve` does (DuckDB with one core less,
+ * the report route warmed before listening; WARM_UP=0: not warmed). INGEST_EVERY_MS=<ms>: during the
+ * HTTP layer, a load of one fact every that many ms (a server behind the exchange flushes facts
+ * each second: every load makes the store's fixed plans again, fixed-plans.ts).
  */
 import { fork } from "node:child_process";
 import { writeFileSync } from "node:fs";
@@ -135,11 +138,14 @@ async function main(): Promise<void> {
   const { renderReport } = await loadCompiled<typeof import("../service/store/duckdb/report-sql.js")>("service/store/duckdb/report-sql.js");
   const { runPrepared, runPreparedResult } = await loadCompiled<typeof import("../service/store/duckdb/statements.js")>("service/store/duckdb/statements.js");
   const { reportQuery } = await loadCompiled<typeof import("../service/reports/handlers.js")>("service/reports/handlers.js");
+  const { serveDefault } = await loadCompiled<typeof import("../service/serve-defaults.js")>("service/serve-defaults.js");
+  const warmUpRequests = process.env.WARM_UP === undefined ? serveDefault("warmUpRequests") : Number(process.env.WARM_UP);
+  const ingestEveryMs = Number(process.env.INGEST_EVERY_MS ?? 0);
 
   const store = await openStore({ db: file, duckdbThreads: serveThreads() });
   const account = await store.createAccount({ side: "supply", publisher_ids: Array.from({ length: 50 }, (_, i) => `pub-${i + 1}`) });
   const fullAccount = (await store.verifyCredentials(account.userid, account.authorization))!;
-  const app = await buildApp({ store });
+  const app = await buildApp({ store, warmUpRequests });
   await app.listen({ host: "127.0.0.1", port: 0 });
   const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
   const headers = { "content-type": "application/json", "x-userid": account.userid, "x-authorization": account.authorization };
@@ -187,8 +193,18 @@ async function main(): Promise<void> {
       const cpu0 = process.cpuUsage();
       const main0 = mainThreadCpuMicros();
       markThreads();
+      let loads = 0;
+      const loading =
+        ingestEveryMs > 0
+          ? setInterval(() => {
+              const fact = { side: "supply" as const, date_hour: "2026-10-15T12:00:00", publisher_id: "pub-1", app_bundle_id: "com.bench.steady", placement_id: "pl-steady", ad_format: 1, platform: 2, country: "USA", request: 1, response: 1, impression: 1, revenue: 0.001 };
+              void store.ingest([fact]).then(() => loads++);
+            }, ingestEveryMs)
+          : undefined;
       client.send({ base, headers, name, n: runs + warmup });
       const times = (await answer).slice(warmup);
+      clearInterval(loading);
+      if (ingestEveryMs > 0) process.stderr.write(`${name}: ${loads} loads of one fact during the HTTP layer\n`);
       if (process.env.HTTP_ONLY) process.stderr.write(`${name}: ${times.map((t) => t.toFixed(1)).join(" ")}\n`);
       const cpu = process.cpuUsage(cpu0);
       await stop(`${name}-http`);
