@@ -34,6 +34,17 @@ describe("dictionary codes", () => {
     expect(lookups).toHaveLength(2);
   });
 
+  it("after a load, looks up again only the absent values the load's dictionaries hold or cannot tell", async () => {
+    const codes = new DictionaryCodes();
+    const { connection, lookups } = emptyDictionaries();
+    const wanted = new Map([["publisher_id", ["pub-still-absent", "pub-added", "pub-unknown"]]]);
+    await codes.load(connection, wanted);
+    const held: Record<string, boolean | undefined> = { "pub-still-absent": false, "pub-added": true, "pub-unknown": undefined };
+    codes.loaded((dimension, value) => (dimension === "publisher_id" ? held[value] : undefined));
+    await codes.load(connection, wanted);
+    expect(lookups).toEqual([["pub-still-absent", "pub-added", "pub-unknown"], ["pub-added", "pub-unknown"]]);
+  });
+
   it("records nothing as absent from a lookup a load overlapped", async () => {
     const codes = new DictionaryCodes();
     // The load commits while the lookup runs: the lookup may have missed what it added.
@@ -51,7 +62,11 @@ describe("dictionary codes", () => {
       const lookups = vi.spyOn(DuckDBConnection.prototype, "runAndReadAll");
       const query = supplyQuery({ scope: { publisher_ids: ["pub-1", "pub-new"] }, dimensions: ["publisher_id"] });
       for (let i = 0; i < 3; i++) expect((await store.report(query)).rows).toEqual([{ publisher_id: "pub-1", revenue: 1 }]);
-      const dictionaryLookups = () => lookups.mock.calls.filter(([sql]) => sql.includes("FROM dim_publisher")).length;
+      const dictionaryLookups = () => lookups.mock.calls.filter(([sql]) => sql.includes("FROM dim_publisher WHERE list_contains")).length;
+      expect(dictionaryLookups()).toBe(1);
+      // A load without pub-new: it is not looked up again.
+      await store.ingest([supply({ publisher_id: "pub-1", revenue: 0 })]);
+      expect((await store.report(query)).rows).toEqual([{ publisher_id: "pub-1", revenue: 1 }]);
       expect(dictionaryLookups()).toBe(1);
       await store.ingest([supply({ publisher_id: "pub-new", revenue: 2 })]);
       expect((await store.report(query)).rows).toEqual([

@@ -6,6 +6,9 @@
  * up again until this store's next load, which may add it: one process holds the file
  * (connection.ts), so every load that adds values passes through the store. Without that, every
  * report of such an account paid one more statement (~1 ms of the event loop, docs/benchmarks.md).
+ * After a load, a value the load's own dictionaries (dictionary.ts) still do not hold stays
+ * absent: a server loads the exchange's facts each second, and an account with a publisher
+ * without traffic otherwise paid the lookup again in its first report after every load.
  */
 import { LIST, VARCHAR, listValue, type DuckDBConnection } from "@duckdb/node-api";
 import { dictionaryOf } from "./layout.js";
@@ -19,9 +22,17 @@ export class DictionaryCodes {
   /** Values found in no dictionary since the last load, by dimension. */
   private readonly absent = new Map<string, Set<string>>();
 
-  /** A load ended (committed or not): values absent before may be there now. */
-  loaded(): void {
-    this.absent.clear();
+  /**
+   * A load ended (committed or not): values absent before may be there now, except those
+   * `holds` (the load's dictionaries) says are still not (false; undefined: it cannot tell).
+   */
+  loaded(holds?: (dimension: string, value: string) => boolean | undefined): void {
+    // New sets: a lookup the load overlapped adds what it did not find to the old one, not these.
+    for (const [dimension, absent] of this.absent) {
+      const still = holds === undefined ? [] : [...absent].filter((value) => holds(dimension, value) === false);
+      if (still.length === 0) this.absent.delete(dimension);
+      else this.absent.set(dimension, new Set(still));
+    }
   }
 
   /** Looks up (once) every value of `wanted` not cached yet; afterwards `codesOf` answers from the cache. */

@@ -32,6 +32,14 @@ export class Dictionary {
     this.loaded = true;
   }
 
+  /**
+   * Whether the table holds `value`, as this cache knows between loads; undefined when it cannot
+   * tell (never synced, or a load's codes neither committed nor rolled back).
+   */
+  holds(value: string): boolean | undefined {
+    return this.loaded && this.pending.length === 0 ? this.codes.has(value) : undefined;
+  }
+
   /** The code of a value, assigning a new one when the value is new. */
   code(value: string): number {
     let code = this.codes.get(value);

@@ -95,7 +95,7 @@ export class DuckDBReportStore implements ReportStore {
         return await this.pool.use((connection) => ingestFacts(connection, this.dictionaries, this.layout, facts, options, sweep));
       } finally {
         this.fixedPlans.written();
-        this.codes.loaded();
+        this.codes.loaded((dimension, value) => this.dictionaries.get(dimension)?.holds(value));
       }
     };
     const load = this.loads.then(write);
