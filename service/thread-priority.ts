@@ -5,9 +5,12 @@
  * value per thread (setpriority on a thread id changes that thread only), and any process may
  * raise its own threads' nice value; elsewhere (no /proc), or where refused, nothing changes.
  */
-import { readdirSync, readlinkSync } from "node:fs";
-import { readlink } from "node:fs/promises";
-import { getPriority, setPriority } from "node:os";
+import { execFileSync } from "node:child_process";
+import { closeSync, constants, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
+import { open, readlink } from "node:fs/promises";
+import { getPriority, setPriority, tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 
 /** The highest nice value (the lowest priority) Linux knows. */
 export const MAX_NICE = 19;
@@ -36,11 +39,17 @@ function threadIdOf(link: string): number | undefined {
 }
 
 /**
- * The ids of libuv's threadpool threads, where DuckDB's node bindings run every query: an async
- * readlink of /proc/thread-self runs on one of them and names it. Concurrent rounds until every
- * thread of the pool answered (at most 20 rounds: a pool busy with long work may not).
+ * The ids of libuv's threadpool threads, where DuckDB's node bindings run every query. First by
+ * holding every pool thread at once (`heldPoolThreads`); where that cannot be done, by rounds of
+ * async readlinks of /proc/thread-self, each naming the pool thread it ran on — which on a busy
+ * machine can miss a thread: one awake thread may drain every round before the others run.
  */
 export async function poolThreadIds(size = poolSize()): Promise<number[]> {
+  return (await heldPoolThreads(size)) ?? (await readlinkRounds(size));
+}
+
+/** Rounds of concurrent readlinks until every pool thread answered (at most 20 rounds). */
+async function readlinkRounds(size: number): Promise<number[]> {
   const found = new Set<number>();
   for (let round = 0; round < 20 && found.size < size; round++) {
     const links = await Promise.all(Array.from({ length: 4 * size }, () => readlink("/proc/thread-self").catch(() => "")));
@@ -51,6 +60,73 @@ export async function poolThreadIds(size = poolSize()): Promise<number[]> {
     if (found.size === 0) break;
   }
   return [...found];
+}
+
+/** Each thread's current system call: its line in /proc/self/task/<tid>/syscall (the number, its arguments, …; "running" when in none). */
+function systemCalls(): Map<number, string> {
+  const calls = new Map<number, string>();
+  for (const tid of threadIds()) {
+    try {
+      calls.set(tid, readFileSync(`/proc/self/task/${tid}/syscall`, "utf8").trim());
+    } catch {
+      // The thread ended, or /proc does not show it.
+    }
+  }
+  return calls;
+}
+
+/**
+ * The pool's threads, found by holding all of them at once: opening a FIFO for reading waits for
+ * a writer, so `size` such opens occupy every pool thread, and the threads that moved into one
+ * and the same system call are the pool's. Undefined where it cannot be done (no mkfifo, no
+ * /proc syscall files, a pool too large) or when not all were held within 10 s (a pool thread
+ * busy with a long task is held once it ends).
+ */
+export async function heldPoolThreads(size: number): Promise<number[] | undefined> {
+  if (size > 64) return undefined;
+  let dir: string;
+  try {
+    dir = mkdtempSync(join(tmpdir(), "adxkit-pool-"));
+  } catch {
+    return undefined;
+  }
+  const fifos = Array.from({ length: size }, (_, i) => join(dir, `hold-${i}`));
+  try {
+    execFileSync("mkfifo", ["-m", "600", ...fifos], { stdio: "ignore" });
+    const before = systemCalls();
+    if (before.size === 0) return undefined;
+    const readers = fifos.map((fifo) => open(fifo, "r"));
+    let held: number[] | undefined;
+    try {
+      for (const started = Date.now(); held === undefined && Date.now() - started < 10_000; await sleep(2)) held = movedTogether(before, systemCalls(), size);
+    } finally {
+      // Opening a FIFO for reading and writing never waits (Linux): it lets every reader, waiting or still queued, open.
+      const writers = fifos.map((fifo) => openSync(fifo, constants.O_RDWR));
+      for (const reader of await Promise.allSettled(readers)) if (reader.status === "fulfilled") await reader.value.close();
+      for (const fd of writers) closeSync(fd);
+    }
+    return held;
+  } catch {
+    return undefined;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The `size` threads that are now all in calls of one system call number, each in a call it was
+ * not in before (the arguments tell two opens apart), or undefined.
+ */
+function movedTogether(before: Map<number, string>, now: Map<number, string>, size: number): number[] | undefined {
+  const byCall = new Map<string, number[]>();
+  for (const [tid, call] of now) {
+    if (call === "running" || call === before.get(tid)) continue;
+    const number = call.split(" ")[0];
+    const tids = byCall.get(number) ?? [];
+    tids.push(tid);
+    byCall.set(number, tids);
+  }
+  return [...byCall.values()].find((tids) => tids.length === size);
 }
 
 /** libuv's threadpool size: UV_THREADPOOL_SIZE (1 to 1024), else 4. */

@@ -1,11 +1,15 @@
 // Background threads at a lower priority (service/thread-priority.ts): the nice value each thread
 // has, as Linux shows it in /proc/self/task/<tid>/stat, after the store opens and writes a large
 // report with `backgroundNice`; the event loop's thread keeps its own. Linux only.
-import { existsSync, readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { closeSync, constants, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { open } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
 import { DuckDBReportStore } from "../../service/store/duckdb/store.js";
-import { lowerPriority, ownThreadId, poolThreadIds, threadIds } from "../../service/thread-priority.js";
+import { heldPoolThreads, lowerPriority, ownThreadId, poolThreadIds, threadIds } from "../../service/thread-priority.js";
 import { supply, supplyQuery } from "./helpers.js";
 
 /** A thread's nice value: field 19 of its stat line, the 17th after the command's closing parenthesis. */
@@ -41,6 +45,28 @@ describe.skipIf(!existsSync("/proc/thread-self"))("background threads' priority 
     expect(pool).not.toContain(ownThreadId());
     expect(ownThreadId()).toBe(process.pid);
     for (const tid of pool) expect(threadIds()).toContain(tid);
+  });
+
+  it("finds every pool thread while one of them is busy with a long task (it is held once that ends)", async () => {
+    // The long task: an open of a FIFO for reading, which waits for a writer (released after 50 ms).
+    const dir = mkdtempSync(join(tmpdir(), "adxkit-busy-pool-"));
+    const fifo = join(dir, "busy");
+    execFileSync("mkfifo", [fifo]);
+    const busy = open(fifo, "r");
+    const release = setTimeout(() => closeSync(openSync(fifo, constants.O_RDWR)), 50);
+    try {
+      // Held, not found by the readlink rounds (which miss a busy thread): undefined would mean the fallback ran.
+      const pool = await heldPoolThreads(Number(process.env.UV_THREADPOOL_SIZE ?? 4));
+      expect(pool).toHaveLength(Number(process.env.UV_THREADPOOL_SIZE ?? 4));
+      expect(pool).not.toContain(ownThreadId());
+      expect(new Set(pool).size).toBe(pool?.length);
+    } finally {
+      clearTimeout(release);
+      const writer = openSync(fifo, constants.O_RDWR);
+      await (await busy).close();
+      closeSync(writer);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("a store opened with backgroundNice lowers DuckDB's threads, the pool's and the report writer's, not the event loop's", { timeout: 60_000 }, async () => {
