@@ -170,9 +170,13 @@ describe("many imps and big bodies are refused before they cost anything (item 7
 describe("tmax is clamped into the spec's range (item 1)", () => {
   /** The tmax the bidder received, and the answer time the caller saw (which holds the time spent before the fan-out). */
   const sentTmax = async (tmax: unknown) => {
-    const before = a.requests.length;
-    const { ms } = await ex.auction(bannerRequest({ tmax }));
-    return { sent: a.requests[before].tmax as number, ms: Math.ceil(ms) };
+    // A stalled, loaded machine may shed a 50 ms auction as too late (204, no bidder called):
+    // that says nothing of the clamp, so the auction is asked again (at most 10 times).
+    for (let attempt = 1; ; attempt++) {
+      const before = a.requests.length;
+      const { ms } = await ex.auction(bannerRequest({ tmax }));
+      if (a.requests.length > before || attempt === 10) return { sent: a.requests[before]?.tmax as number, ms: Math.ceil(ms) };
+    }
   };
   const margin = (tmax: number) => Math.max(auctionRules.exchangeMarginMs, Math.ceil(tmax * auctionRules.exchangeMarginFraction));
 
