@@ -112,6 +112,8 @@ describe.runIf(BUILT)("adxkit serve --warm-up-requests", () => {
         });
         child.once("exit", (code) => fail(new Error(`serve exited (${code}): ${stderr}`)));
       });
+      // The log (stdout) and the listening line (stderr) are two pipes: the log line may come after.
+      for (let i = 0; i < 100 && !stdout.includes("report route warmed up"); i++) await new Promise((resolve) => setTimeout(resolve, 100));
       const warmed = stdout.split("\n").filter((line) => line.includes("report route warmed up")).map((line) => JSON.parse(line));
       expect(warmed).toHaveLength(1);
       expect(warmed[0].answered).toBe(4);
