@@ -89,19 +89,33 @@ function inUrl(text: string, at: number): boolean {
  */
 export function replaceMacros(text: string, values: MacroValues, target: MacroTarget): string {
   if (!text.includes(MACRO_START)) return text;
-  const template = compile(text, target);
+  if (target === "url") return replaceInUrl(text, values);
+  const { literals, slots, encodings } = compile(text, target);
+  // Each distinct value and encoding once per call: a VAST document repeats its trackers' seven
+  // macros about eighty times (14.2 µs a call when each was encoded where it stood).
+  const encoded: string[] = new Array(encodings.length);
+  for (let i = 0; i < encodings.length; i++) encoded[i] = encodings[i].encode(values[encodings[i].field] ?? "");
   // Joined, not concatenated: join makes one flat string, while `+=` makes a rope that
   // JSON.stringify of the bid response walks on a slow path (twice the cost for a 4.6 KB VAST document).
-  const parts: string[] = new Array(template.length);
-  for (let i = 0; i < template.length; i++) {
-    const part = template[i];
-    parts[i] = typeof part === "string" ? part : part.encode(values[part.field] ?? "");
+  const parts: string[] = new Array(literals.length + slots.length);
+  for (let i = 0; i < slots.length; i++) {
+    parts[2 * i] = literals[i];
+    parts[2 * i + 1] = encoded[slots[i]];
   }
+  parts[parts.length - 1] = literals[slots.length];
   return parts.join("");
 }
 
-/** Text split at its macros: literal, slot, literal, slot, …, literal. Markup repeats across auctions: cached. */
-type Template = (string | { field: keyof MacroValues; encode: Encode })[];
+/**
+ * Text split at its macros: `literals` one more than `slots`, each slot an index into
+ * `encodings` (a macro's field and its encoding there, each pair once). Markup repeats across
+ * auctions: cached.
+ */
+interface Template {
+  literals: string[];
+  slots: number[];
+  encodings: { field: keyof MacroValues; encode: Encode }[];
+}
 const templates: Record<MediaKind, TextCache<Template>> = { banner: new TextCache(4096), native: new TextCache(4096), video: new TextCache(4096) };
 
 /**
@@ -118,26 +132,49 @@ function macroAt(text: string, at: number): (typeof MACROS)[number] | undefined 
   return undefined;
 }
 
-function compile(text: string, target: MacroTarget): Template {
-  const cache = target !== "url" ? templates[target] : undefined;
-  const hit = cache?.get(text);
-  if (hit !== undefined) return hit;
-  const template: Template = [];
+/**
+ * replaceMacros in a URL the exchange calls: each macro percent-encoded, in one pass without a
+ * template (notice URLs are often unique per bid, and hold each macro about once).
+ */
+function replaceInUrl(text: string, values: MacroValues): string {
+  const parts: string[] = [];
   let last = 0;
-  // indexOf, not a global regex: notice URLs are unique per bid and compiled every time.
   for (let at = text.indexOf(MACRO_START); at !== -1; ) {
     const entry = macroAt(text, at);
     if (entry === undefined) {
       at = text.indexOf(MACRO_START, at + 1); // not a macro of the table: stays in the literal
       continue;
     }
-    const encode = target === "url" || inUrl(text, at) ? percentEncode : markupEncoders[target];
-    template.push(text.slice(last, at), { field: entry.field, encode });
+    parts.push(text.slice(last, at), percentEncode(values[entry.field] ?? ""));
     last = at + entry.macro.length;
     at = text.indexOf(MACRO_START, last);
   }
-  template.push(text.slice(last));
-  // Notice URLs are often unique per bid and cheap to split: only markup is cached.
-  cache?.set(text, template);
+  parts.push(text.slice(last));
+  return parts.join("");
+}
+
+/** The template of markup `text` for `target`, cached. */
+function compile(text: string, target: MediaKind): Template {
+  const cache = templates[target];
+  const hit = cache.get(text);
+  if (hit !== undefined) return hit;
+  const template: Template = { literals: [], slots: [], encodings: [] };
+  let last = 0;
+  for (let at = text.indexOf(MACRO_START); at !== -1; ) {
+    const entry = macroAt(text, at);
+    if (entry === undefined) {
+      at = text.indexOf(MACRO_START, at + 1); // not a macro of the table: stays in the literal
+      continue;
+    }
+    const encode = inUrl(text, at) ? percentEncode : markupEncoders[target];
+    let slot = template.encodings.findIndex((e) => e.field === entry.field && e.encode === encode);
+    if (slot === -1) slot = template.encodings.push({ field: entry.field, encode }) - 1;
+    template.literals.push(text.slice(last, at));
+    template.slots.push(slot);
+    last = at + entry.macro.length;
+    at = text.indexOf(MACRO_START, last);
+  }
+  template.literals.push(text.slice(last));
+  cache.set(text, template);
   return template;
 }
