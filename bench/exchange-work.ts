@@ -13,12 +13,45 @@
  * Bounded: per payload 5 rounds of `--auctions` (default 10,000, 50 at a time) with the spool, without, and of the parse baseline, alternating.
  * Run with `npx tsx bench/exchange-work.ts` after `npm run build` (`--auctions N`, `--payloads video` to profile one).
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parseArgs } from "node:util";
 import { loadBindings, loadCompiled } from "./compiled.js";
 import { BENCH_RATES, benchBidders, countingSink } from "./exchange-fixtures.js";
 import { printTable } from "./table.js";
+
+const USAGE = `Usage: npx tsx bench/exchange-work.ts [--auctions N] [--payloads banner,video,native]
+
+The exchange's own work per auction in one process, without HTTP (run \`npm run build\` first).
+  --auctions N        auctions per round (default 10000; 5 rounds of each kind per payload)
+  --payloads LIST     payloads to run, comma separated (default banner,video,native)
+Environment: ADXKIT_BENCH_CPU_PROF=DIR writes a CPU profile of the rounds.
+
+Examples:
+  npx tsx bench/exchange-work.ts
+  npx tsx bench/exchange-work.ts --auctions 3000 --payloads video`;
+
+/** The command line, or the usage and exit 2 on a bad one (--help: the usage, exit 0). */
+const options = (() => {
+  try {
+    const { values } = parseArgs({ options: { auctions: { type: "string" }, payloads: { type: "string" }, help: { type: "boolean" } } });
+    if (values.help) {
+      process.stdout.write(`${USAGE}\n`);
+      process.exit(0);
+    }
+    const count = Number(values.auctions ?? 10_000);
+    if (!Number.isInteger(count) || count < 1) throw new Error(`--auctions must be a positive integer (got ${values.auctions})`);
+    const payloads = values.payloads?.split(",");
+    const unknown = payloads?.find((name) => !existsSync(`bench/payloads/${name}.json`));
+    if (unknown !== undefined) throw new Error(`--payloads: no bench/payloads/${unknown}.json`);
+    return { auctions: count, payloads };
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
+    process.exit(2);
+  }
+})();
+const auctions = options.auctions;
 
 const { Exchange } = await loadCompiled<typeof import("../service/auction/exchange.js")>("service/auction/exchange.js");
 const { parseBidRequestBody } = await loadCompiled<typeof import("../service/auction/forward.js")>("service/auction/forward.js");
@@ -35,11 +68,7 @@ interface Seams {
   notices: { send(): void };
 }
 
-const argument = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const auctions = argument("--auctions", 10_000);
+
 const ROUNDS = 5;
 /** Auctions the exchanges shed as too late (the process paused past their tmax). */
 const shed = { count: 0 };
@@ -143,10 +172,7 @@ function answersParse(answers: Map<string, string>): number {
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1];
 
 const rows = [["payload", "CPU µs/auction: with spool", "no spool", "of which answers JSON.parse", "token's seal in place, wall µs", "burl characters (token)"]];
-const payloads = (() => {
-  const i = process.argv.indexOf("--payloads");
-  return i > 0 ? process.argv[i + 1].split(",") : ["banner", "video", "native"];
-})();
+const payloads = options.payloads ?? ["banner", "video", "native"];
 for (const kind of payloads) {
   const text = JSON.stringify(JSON.parse(readFileSync(`bench/payloads/${kind}.json`, "utf8")));
   const answers = await capturedAnswers(text);
