@@ -60,6 +60,11 @@ export interface ReportPlan {
   limit: number;
   /** Ratios with a zero denominator give this. */
   zeroDenominator: number;
+  /**
+   * The parts' rows are already one per group (`rowsAreGroups`): the engines select them as they
+   * are, without grouping or summing them again.
+   */
+  rowsAreGroups: boolean;
 }
 
 export interface PlanOptions {
@@ -67,6 +72,11 @@ export interface PlanOptions {
   rollups?: boolean;
   /** The model (tests use a changed one); the generated one by default. */
   model?: ReportModelTables;
+  /**
+   * Whether a rollup holds one row per key in every period of `from`..`to` (a part's range):
+   * an engine whose rollups are compacted says so (duckdb/rollup-periods.ts). Absent: never.
+   */
+  uniqueRows?: (table: FactTable, from: number, to: number) => boolean;
 }
 
 const HOUR_MS = 3_600_000;
@@ -187,7 +197,33 @@ export function planReport(query: ReportQuery, options: PlanOptions = {}): Repor
   const last = Math.floor(endMs / HOUR_MS) * HOUR_MS;
 
   const counters = [...new Set(metrics.flatMap((m) => (m.denominator === undefined ? [m.numerator] : [m.numerator, m.denominator])))];
-  return { side: query.side, dimensions, metrics, counters, scope, filters, parts: splitTime(first, last, tables), limit: query.limit, zeroDenominator: model.zeroDenominator };
+  const parts = splitTime(first, last, tables);
+  const unique = rowsAreGroups(parts, dimensions, [scope, ...filters].map((f) => ({ dimension: f.dimension, values: f.values })), options.uniqueRows);
+  return { side: query.side, dimensions, metrics, counters, scope, filters, parts, limit: query.limit, zeroDenominator: model.zeroDenominator, rowsAreGroups: unique };
+}
+
+/**
+ * Whether every row the parts read is a group of its own, so that grouping and summing them
+ * again changes nothing: each part reads a rollup holding one row per key in its range
+ * (`uniqueRows`), and each of the table's key dimensions is grouped by or held to one value by
+ * the scope or a filter; its time is grouped by (a day) or the part is one period; and parts
+ * are told apart by the day when there are several. A report without dimensions is one sum.
+ */
+export function rowsAreGroups(
+  parts: readonly PlanPart[],
+  dimensions: readonly PlannedDimension[],
+  conditions: readonly { dimension: string; values: readonly (string | number)[] }[],
+  uniqueRows: PlanOptions["uniqueRows"],
+): boolean {
+  if (uniqueRows === undefined || dimensions.length === 0 || parts.length === 0) return false;
+  const byDay = dimensions.some((d) => d.type === "day");
+  if (parts.length > 1 && !byDay) return false;
+  const grouped = new Set(dimensions.map((d) => d.name));
+  for (const c of conditions) if (new Set(c.values).size === 1) grouped.add(c.dimension);
+  return parts.every(
+    ({ table, from, to }) =>
+      table.grain !== "hour" && (from === to || (table.grain === "day" && byDay)) && table.dimensions.every((d) => grouped.has(d)) && uniqueRows(table, from, to),
+  );
 }
 
 /**

@@ -3,8 +3,8 @@
  * from a load's worker thread when the load reads a source (seed, NDJSON), else encoded here from
  * the facts given. Each block's strings are mapped to the store's dictionary codes and its
  * columns copied into data chunks (2,048 rows) for DuckDB's Appender; at the end the new
- * dictionary entries and the load's rollups are written, then everything commits, or nothing
- * does. Which value goes in which column follows the report model (layout.ts).
+ * dictionary entries, the load's rollups and the periods it wrote (rollup-periods.ts) are
+ * written, then everything commits, or nothing does. Which value goes in which column follows the report model (layout.ts).
  */
 import duckdb from "@duckdb/node-bindings";
 import { BIGINT, VARCHAR, DOUBLE, INTEGER, TIMESTAMP, DuckDBDataChunk, timestampValue, type DuckDBAppender, type DuckDBConnection } from "@duckdb/node-api";
@@ -17,6 +17,7 @@ import type { Fact, IngestOptions } from "../store.js";
 import type { Dictionaries, Dictionary } from "./dictionary.js";
 import { columnOf, rollupStatements } from "./layout.js";
 import { writeRecovery } from "./recovery.js";
+import { recordPeriodsStatement } from "./rollup-periods.js";
 
 /** DuckDB's standard vector size: the most rows a data chunk holds. */
 const CHUNK_ROWS = 2048;
@@ -225,7 +226,7 @@ async function appendOnOneThread(connection: DuckDBConnection): Promise<() => Pr
  * source (seed, NDJSON) is read on a worker thread while this one appends. An invalid fact
  * throws a `FactError` with its 1-based position (a source's: its line), and a bad line of an
  * NDJSON source goes to its `onBadLine` first. The caller serialises loads (the dictionaries
- * are shared).
+ * are shared). `beforeCommit` runs last in the transaction (the store reads the rollups' record).
  */
 export async function ingestFacts(
   connection: DuckDBConnection,
@@ -234,6 +235,7 @@ export async function ingestFacts(
   facts: FactInput,
   options: IngestOptions = {},
   sweepExpiredTokens = false,
+  beforeCommit?: (connection: DuckDBConnection) => Promise<void>,
 ): Promise<IngestCounts> {
   const all: Dictionary[] = [...dictionaries.values()];
   const appenders: SideAppender[] = [];
@@ -282,7 +284,8 @@ export async function ingestFacts(
     await restoreThreads?.();
     for (const dictionary of all) await dictionary.write(connection);
     for (const side of SIDES) {
-      if (counts[side] > 0) for (const statement of rollupStatements(side)) await connection.run(statement, statement.includes("$1") ? [batch] : [], statement.includes("$1") ? [INTEGER] : []);
+      if (counts[side] === 0) continue;
+      for (const statement of [...rollupStatements(side), recordPeriodsStatement(side)]) await connection.run(statement, statement.includes("$1") ? [batch] : [], statement.includes("$1") ? [INTEGER] : []);
     }
     if (SIDES.some((side) => counts[side] > 0)) {
       await connection.run(
@@ -292,6 +295,7 @@ export async function ingestFacts(
       );
     }
     if (options.checkpoint || options.billingTokens || sweepExpiredTokens) await writeRecovery(connection, options, sweepExpiredTokens);
+    await beforeCommit?.(connection);
     await connection.run("COMMIT");
     for (const dictionary of all) dictionary.commit();
     return counts;

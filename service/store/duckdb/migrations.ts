@@ -22,6 +22,16 @@ const demandKeys = "bidder_code INTEGER NOT NULL, ad_format INTEGER NOT NULL, pl
 const supplySummaryKeys = "publisher_code INTEGER NOT NULL, ad_format INTEGER NOT NULL, platform INTEGER NOT NULL, country_code INTEGER NOT NULL";
 const sums = "SUM(request), SUM(response), SUM(impression), SUM(revenue)";
 const month = "CAST(date_trunc('month', day) AS DATE)";
+const supplyKeyNames = "publisher_code, app_bundle_code, placement_code, ad_format, platform, country_code";
+
+/** A rollup's rows summed into one per key and period (migration 7): summed aside, deleted, inserted again in time order. */
+const compacted = (table: string, time: string, keys: string) => [
+  `CREATE TEMP TABLE compact_${table} AS SELECT ${time}, ${keys}, CAST(SUM(request) AS BIGINT) AS request, CAST(SUM(response) AS BIGINT) AS response,
+     CAST(SUM(impression) AS BIGINT) AS impression, SUM(revenue) AS revenue FROM ${table} GROUP BY ALL ORDER BY ${time}`,
+  `DELETE FROM ${table}`,
+  `INSERT INTO ${table} (${time}, ${keys}, request, response, impression, revenue) SELECT * FROM compact_${table}`,
+  `DROP TABLE compact_${table}`,
+];
 
 export type { Migration };
 
@@ -115,6 +125,26 @@ export const migrations: Migration[] = [
     statements: [
       `CREATE TABLE supply_daily_countries (day DATE NOT NULL, publisher_code INTEGER NOT NULL, country_code INTEGER NOT NULL, ${metrics})`,
       `INSERT INTO supply_daily_countries SELECT day, publisher_code, country_code, ${sums} FROM supply_daily_summary GROUP BY ALL ORDER BY day`,
+    ],
+  },
+  {
+    version: 7,
+    name: "rollups compacted to one row per key and period, and the record of the periods written by more than one load (rollup-periods.ts)",
+    statements: [
+      "CREATE TABLE rollup_periods (side VARCHAR NOT NULL, grain VARCHAR NOT NULL, period DATE NOT NULL, loads INTEGER NOT NULL, PRIMARY KEY (side, grain, period))",
+      ...compacted("supply_daily", "day", supplyKeyNames),
+      ...compacted("supply_monthly", "month", supplyKeyNames),
+      ...compacted("supply_daily_summary", "day", "publisher_code, ad_format, platform, country_code"),
+      ...compacted("supply_monthly_summary", "month", "publisher_code, ad_format, platform, country_code"),
+      ...compacted("supply_daily_apps", "day", "publisher_code, app_bundle_code, country_code"),
+      ...compacted("supply_daily_countries", "day", "publisher_code, country_code"),
+      ...compacted("demand_daily", "day", "bidder_code, ad_format, platform"),
+      ...compacted("demand_monthly", "month", "bidder_code, ad_format, platform"),
+      // Every period now one row per key: written by one load, as far as the record goes.
+      "INSERT INTO rollup_periods SELECT DISTINCT 'supply', 'day', day, 1 FROM supply_daily",
+      "INSERT INTO rollup_periods SELECT DISTINCT 'supply', 'month', month, 1 FROM supply_monthly",
+      "INSERT INTO rollup_periods SELECT DISTINCT 'demand', 'day', day, 1 FROM demand_daily",
+      "INSERT INTO rollup_periods SELECT DISTINCT 'demand', 'month', month, 1 FROM demand_monthly",
     ],
   },
 ];

@@ -6,7 +6,7 @@
  * dates, timestamps) spliced in as literals instead.
  *
  * Shape: the plan's parts (each a time range of one table, with scope and filters) → one
- * aggregation by the dimensions → the rows, the dictionaries joined for names and sorting, each
+ * aggregation by the dimensions (none when the plan's rows are already one per group) → the rows, the dictionaries joined for names and sorting, each
  * row's JSON made by `json_object`. A report without dimensions is one row. A report with
  * dimensions is a `SELECT … ORDER BY … LIMIT` of one JSON text per row that DuckDB's CSV writer
  * copies to a file in order, each row ended by a comma (report.ts); JS never builds an object per
@@ -143,7 +143,10 @@ export function renderReport(plan: ReportPlan, codesOf: CodesOf): ReportSql {
     return { kind: "row", sql: `SELECT ${plan.counters.map((c) => `SUM(${c}) AS ${c}`).join(", ")} ${from}`, values: params.values, types: params.types };
   }
   const keys = plan.dimensions.map((_, i) => `k${i}`);
-  const grouped = `SELECT ${[...keys, ...plan.counters.map((c) => `COALESCE(SUM(${c}), 0) AS ${c}`)].join(", ")} ${from} GROUP BY ${keys.join(", ")}`;
+  // Rows already one per group (plan.ts, rowsAreGroups) are read as they are: the grouping was ~6 of 13.6 ms of the 31,000-row month's statement.
+  const grouped = plan.rowsAreGroups
+    ? `SELECT ${[...keys, ...plan.counters].join(", ")} ${from}`
+    : `SELECT ${[...keys, ...plan.counters.map((c) => `COALESCE(SUM(${c}), 0) AS ${c}`)].join(", ")} ${from} GROUP BY ${keys.join(", ")}`;
 
   // Strings leave as names (joined only here, after grouping); hours as text, days as DATEs,
   // which json_object writes as YYYY-MM-DD itself (cheaper than strftime per row).
@@ -173,7 +176,9 @@ function columnsSql(plan: ReportPlan, from: string): ReportColumnsSql | undefine
   const sums = plan.counters.map((c): MetricColumn => (money.has(c) ? { kind: "double" } : { kind: "integer" }));
   const groups = plan.dimensions.map((_, i) => `k${i}`).join(", ");
   return {
-    sql: `SELECT ${[...keys, ...plan.counters.map((c) => `CAST(SUM(${c}) AS DOUBLE)`)].join(", ")} ${from} GROUP BY ${groups}`,
+    sql: plan.rowsAreGroups
+      ? `SELECT ${[...keys, ...plan.counters.map((c) => `CAST(${c} AS DOUBLE)`)].join(", ")} ${from}`
+      : `SELECT ${[...keys, ...plan.counters.map((c) => `CAST(SUM(${c}) AS DOUBLE)`)].join(", ")} ${from} GROUP BY ${groups}`,
     sums,
     metrics: metrics.map((m) => m!.column),
   };

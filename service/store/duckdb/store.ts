@@ -5,6 +5,7 @@ import { availableParallelism } from "node:os";
 import { openDatabase, Slots, type ConnectionPool, type DuckDBOptions } from "./connection.js";
 import { createDictionaries, type Dictionaries } from "./dictionary.js";
 import type { Side } from "@adxkit/bindings/reports";
+import type { DuckDBConnection } from "@duckdb/node-api";
 import { ingestFacts, type Column } from "./ingest.js";
 import { readRecoveryState, SWEEP_EVERY_MS } from "./recovery.js";
 import { DictionaryCodes } from "./codes.js";
@@ -17,6 +18,14 @@ import { DictionaryNames } from "./dictionary-names.js";
 import { MAX_ROWS_WRITTEN_IN_JS, rowsShape, writeReportRows } from "./report-rows.js";
 import { ReportWriterThread, reportWriterStarter, type StartWriter } from "./report-writer-thread.js";
 import { planReport, readsFactDetail } from "../plan.js";
+import { compactPeriod, readMixedPeriods, RollupPeriods, type MixedPeriod } from "./rollup-periods.js";
+
+/**
+ * A load that leaves periods written by more than one load compacts them after it, at most this
+ * often (rollup-periods.ts): the exchange's one-second flushes then add at most a minute of
+ * loads' rows per key to the day and month in progress before they are one row per key again.
+ */
+export const COMPACT_EVERY_MS = 60_000;
 
 /**
  * Reports of at least this many grouped rows are written on the report writer's thread; smaller
@@ -44,6 +53,10 @@ export class DuckDBReportStore implements ReportStore {
   private loads: Promise<unknown> = Promise.resolve();
   /** When expired billing tokens were last deleted (with a load of the exchange's facts). */
   private lastSweep = 0;
+  /** The rollups' periods written by more than one load (rollup-periods.ts). */
+  private readonly periods = new RollupPeriods();
+  /** When the rollups were last compacted after a load. */
+  private lastCompaction = 0;
 
   /**
    * Reports reading the facts' detail run at most as many at a time as DuckDB has threads: each
@@ -65,6 +78,7 @@ export class DuckDBReportStore implements ReportStore {
     private readonly writerFromRows: number,
     fixedPlans: boolean,
     startWriter: StartWriter,
+    private readonly compactEveryMs: number,
   ) {
     this.fixedPlans = new FixedPlans(fixedPlans);
     this.detailedReports = new Slots(threads);
@@ -78,10 +92,72 @@ export class DuckDBReportStore implements ReportStore {
    * are written on the report writer's thread (report-writer-thread.ts; Infinity: none, 1: all),
    * the others on the event loop. `fixedPlans` false: every report binds its values, none is
    * planned with them as literals (fixed-plans.ts; what tests compare against). `startWriter`:
-   * the writer's thread, for tests.
+   * the writer's thread, for tests. `compactEveryMs`: how often loads compact the rollups
+   * (COMPACT_EVERY_MS; Infinity: only `compactRollups` does, for tests).
    */
-  static async open(db: string, options: DuckDBOptions & { rollups?: boolean; maxRowsInJs?: number; writerFromRows?: number; fixedPlans?: boolean; startWriter?: StartWriter } = {}): Promise<DuckDBReportStore> {
-    return new DuckDBReportStore(await openDatabase(db, options), options.rollups !== false, options.threads ?? availableParallelism(), options.maxRowsInJs ?? MAX_ROWS_WRITTEN_IN_JS, options.writerFromRows ?? WRITER_FROM_ROWS, options.fixedPlans !== false, options.startWriter ?? reportWriterStarter(options.backgroundNice));
+  static async open(
+    db: string,
+    options: DuckDBOptions & { rollups?: boolean; maxRowsInJs?: number; writerFromRows?: number; fixedPlans?: boolean; startWriter?: StartWriter; compactEveryMs?: number } = {},
+  ): Promise<DuckDBReportStore> {
+    const pool = await openDatabase(db, options);
+    const store = new DuckDBReportStore(pool, options.rollups !== false, options.threads ?? availableParallelism(), options.maxRowsInJs ?? MAX_ROWS_WRITTEN_IN_JS, options.writerFromRows ?? WRITER_FROM_ROWS, options.fixedPlans !== false, options.startWriter ?? reportWriterStarter(options.backgroundNice), options.compactEveryMs ?? COMPACT_EVERY_MS);
+    try {
+      store.periods.set(await pool.use(readMixedPeriods));
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+    return store;
+  }
+
+  /**
+   * Runs a write after the loads before it: no plan made with literals (fixed-plans.ts) or
+   * trusting the rollups' record (rollup-periods.ts) runs meanwhile, and the record it leaves is
+   * read in its transaction (`record`), or after it when it failed.
+   */
+  private write<T>(work: (connection: DuckDBConnection, record: (connection: DuckDBConnection) => Promise<void>) => Promise<T>): Promise<T> {
+    const write = async () => {
+      await this.fixedPlans.writing();
+      await this.periods.writing();
+      let left: MixedPeriod[] | undefined;
+      try {
+        return await this.pool.use((connection) => work(connection, async (c) => void (left = await readMixedPeriods(c))));
+      } catch (error) {
+        left = await this.pool.use(readMixedPeriods).catch(() => undefined);
+        throw error;
+      } finally {
+        this.periods.written(left);
+        this.fixedPlans.written();
+        this.codes.loaded((dimension, value) => this.dictionaries.get(dimension)?.holds(value));
+      }
+    };
+    const done = this.loads.then(write);
+    this.loads = done.catch(() => undefined);
+    return done;
+  }
+
+  /**
+   * Compacts every rollup period written by more than one load into one row per key (each
+   * period in a transaction of its own), after the loads before it; returns how many it
+   * compacted. Loads start it themselves, at most every COMPACT_EVERY_MS.
+   */
+  compactRollups(): Promise<number> {
+    this.lastCompaction = Date.now();
+    const compacted = this.write(async (connection, record) => {
+      const periods = this.periods.list();
+      for (const period of periods) await compactPeriod(connection, period);
+      await record(connection);
+      return periods.length;
+    });
+    return compacted.then((count) => {
+      if (this.fixedPlans.refreshDue) void this.pool.use((connection) => this.fixedPlans.refresh(connection)).catch(() => undefined);
+      return count;
+    });
+  }
+
+  /** The rollups' periods written by more than one load since they were last compacted. */
+  mixedPeriods(): MixedPeriod[] {
+    return this.periods.list();
   }
 
   async ingest(facts: FactInput, options?: IngestOptions): Promise<number> {
@@ -89,20 +165,14 @@ export class DuckDBReportStore implements ReportStore {
     if (sweep) this.lastSweep = Date.now();
     // Once a load ends, values reports found in no dictionary are looked up again (codes.ts), and
     // plans made with literals are made again (fixed-plans.ts: none is made or run during the load).
-    const write = async () => {
-      await this.fixedPlans.writing();
-      try {
-        return await this.pool.use((connection) => ingestFacts(connection, this.dictionaries, this.layout, facts, options, sweep));
-      } finally {
-        this.fixedPlans.written();
-        this.codes.loaded((dimension, value) => this.dictionaries.get(dimension)?.holds(value));
-      }
-    };
-    const load = this.loads.then(write);
-    this.loads = load.catch(() => undefined);
-    const counts = await load;
+    const counts = await this.write((connection, record) => ingestFacts(connection, this.dictionaries, this.layout, facts, options, sweep, record));
     // The plans run before this load made again now, not in the next reports (fixed-plans.ts).
     if (this.fixedPlans.refreshDue) void this.pool.use((connection) => this.fixedPlans.refresh(connection)).catch(() => undefined);
+    if (this.periods.list().length > 0 && Date.now() - this.lastCompaction >= this.compactEveryMs) {
+      // In the background, after this load: the next load waits for it. A failure (the store
+      // closing) leaves the periods as they were, for the next load to compact.
+      this.compactRollups().catch(() => undefined);
+    }
     return Object.values(counts).reduce((sum, n) => sum + n, 0);
   }
 
@@ -115,15 +185,24 @@ export class DuckDBReportStore implements ReportStore {
   }
 
   async reportJson(query: ReportQuery): Promise<ReportJson> {
-    const plan = planReport(query, { rollups: this.rollups });
+    const version = this.periods.current;
+    const planned = planReport(query, { rollups: this.rollups, uniqueRows: this.periods.uniqueRows });
     const run = async (): Promise<ReportJson> => {
-      const answer = await this.pool.use((connection) => runReportJson(connection, this.codes, this.reportFiles, this.answerBuffers, plan, this.names, this.maxRowsInJs, this.fixedPlans));
+      // Rows read without grouping only while no write has begun since the plan (rollup-periods.ts).
+      const trusted = planned.rowsAreGroups ? this.periods.reading(version) : undefined;
+      const plan = planned.rowsAreGroups && trusted === undefined ? { ...planned, rowsAreGroups: false } : planned;
+      let answer: Awaited<ReturnType<typeof runReportJson>>;
+      try {
+        answer = await this.pool.use((connection) => runReportJson(connection, this.codes, this.reportFiles, this.answerBuffers, plan, this.names, this.maxRowsInJs, this.fixedPlans));
+      } finally {
+        trusted?.();
+      }
       if (!("kind" in answer)) return answer;
       // Written after the connection is given back: another report's query runs meanwhile.
       const { bytes, release } = answer.rows >= this.writerFromRows ? await this.writer.write(answer, rowsShape(plan), this.answerBuffers) : await writeReportRows(answer, plan, this.answerBuffers);
       return { total: answer.rows, rowsJson: bytes, release };
     };
-    return readsFactDetail(plan) ? this.detailedReports.run(run) : run();
+    return readsFactDetail(planned) ? this.detailedReports.run(run) : run();
   }
 
   createAccount(a: NewAccount): Promise<{ userid: string; authorization: string }> {
