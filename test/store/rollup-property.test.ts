@@ -15,7 +15,7 @@ import { rollupFactArb, rollupQueryArb } from "./rollup-model.js";
 const whole = { start: "2026-09-01T00:00:00", end: "2026-11-30T23:59:59", filters: {}, limit: 50_000 };
 const readWithoutGrouping: ReportQuery[] = [
   { ...whole, side: "supply", metrics: ["request", "revenue", "fill_rate"], dimensions: ["date", "country"], scope: { publisher_ids: ["pub-1"] } },
-  { ...whole, side: "supply", metrics: ["impression", "ecpm"], dimensions: ["country", "date"], filters: { country: ["USA"] }, scope: { publisher_id: "pub-2" } },
+  { ...whole, side: "supply", metrics: ["impression", "ecpm"], dimensions: ["country", "date"], filters: { country: ["USA"] }, scope: { publisher_ids: ["pub-2"] } },
   { ...whole, side: "demand", metrics: ["request", "revenue"], dimensions: ["date", "ad_format", "platform"], scope: { bidder_id: "dsp-1" } },
 ];
 
