@@ -3,7 +3,7 @@
  * Fastify's route, the validators, the handler and the store's JS before V8 has optimised them:
  * a month total cost the event loop 6.2–8.6 ms of CPU in each of a fresh server's first 21
  * requests, 2.4–2.9 ms after 200 requests through `inject` at startup, 1.8 ms warm
- * (docs/benchmarks.md, "The read side, part eleven"). So a server sends itself a few hundred
+ * (docs/benchmarks.md, "The read side, part twelve"). So a server sends itself a few hundred
  * report requests through `inject` (no socket) before it listens, as the account below: one
  * made up here, known to no store, valid only until the warm-up ends. Its publisher exists in no
  * dictionary, so the store runs every statement on an empty scope and answers zeros.
