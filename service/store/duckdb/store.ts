@@ -133,6 +133,8 @@ export class DuckDBReportStore implements ReportStore {
     };
     const done = this.loads.then(write);
     this.loads = done.catch(() => undefined);
+    // The plans run before this write made again now, not in the next reports (fixed-plans.ts).
+    void this.loads.then(() => (this.fixedPlans.refreshDue ? this.pool.use((connection) => this.fixedPlans.refresh(connection)) : undefined)).catch(() => undefined);
     return done;
   }
 
@@ -143,15 +145,11 @@ export class DuckDBReportStore implements ReportStore {
    */
   compactRollups(): Promise<number> {
     this.lastCompaction = Date.now();
-    const compacted = this.write(async (connection, record) => {
+    return this.write(async (connection, record) => {
       const periods = this.periods.list();
       for (const period of periods) await compactPeriod(connection, period);
       await record(connection);
       return periods.length;
-    });
-    return compacted.then((count) => {
-      if (this.fixedPlans.refreshDue) void this.pool.use((connection) => this.fixedPlans.refresh(connection)).catch(() => undefined);
-      return count;
     });
   }
 
@@ -166,8 +164,6 @@ export class DuckDBReportStore implements ReportStore {
     // Once a load ends, values reports found in no dictionary are looked up again (codes.ts), and
     // plans made with literals are made again (fixed-plans.ts: none is made or run during the load).
     const counts = await this.write((connection, record) => ingestFacts(connection, this.dictionaries, this.layout, facts, options, sweep, record));
-    // The plans run before this load made again now, not in the next reports (fixed-plans.ts).
-    if (this.fixedPlans.refreshDue) void this.pool.use((connection) => this.fixedPlans.refresh(connection)).catch(() => undefined);
     if (this.periods.list().length > 0 && Date.now() - this.lastCompaction >= this.compactEveryMs) {
       // In the background, after this load: the next load waits for it. A failure (the store
       // closing) leaves the periods as they were, for the next load to compact.
