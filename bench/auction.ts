@@ -36,6 +36,7 @@ import { BENCH_RATES, benchBidders, countingSink } from "./exchange-fixtures.js"
 import { cpuOf, noticesDrained, startChild, statsOf } from "./bench-children.js";
 import { openLoop, type OpenLoopOptions } from "./open-loop.js";
 import { runOverloadRow } from "./overload-run.js";
+import { benchCommand } from "./command-line.js";
 import { printTable } from "./table.js";
 import { mainThreadCpuMicros } from "./thread-cpu.js";
 
@@ -68,6 +69,7 @@ const USAGE = `Usage: npx tsx bench/auction.ts [options]
   --overload-rounds N   alternating overload rounds, with and without shedding (2)
   --overload-settle S   seconds each overload round runs before it is measured (1)
   --overload-rate N     requests a second offered (0: twice the measured capacity)
+  -h, --help            this text
   --capacity-seconds S  seconds a step of the capacity search (2): open-loop offers rising by a
                         quarter to the exchange without shedding while a step answers 5 % more in
                         time; the capacity is the most auctions a second it answered in time (its
@@ -78,6 +80,9 @@ const USAGE = `Usage: npx tsx bench/auction.ts [options]
 Examples:
   npx tsx bench/auction.ts --payloads banner --targets bare,exchange --overload-rounds 4
   npx tsx bench/auction.ts --payloads banner --targets exchange --rounds 1 --overload-seconds 16   (mostly the overload row)`;
+
+/** The options USAGE lists, each taking a value. */
+const OPTIONS = ["duration", "rounds", "connections", "payloads", "targets", "overload-seconds", "overload-rounds", "overload-settle", "overload-rate", "capacity-seconds"] as const;
 
 const self = fileURLToPath(import.meta.url);
 const role = process.argv[2];
@@ -258,25 +263,20 @@ const quantile = (sorted: number[], q: number) => (sorted.length === 0 ? NaN : s
 const ms = (n: number) => (Number.isNaN(n) ? "-" : n < 10 ? n.toFixed(1) : n.toFixed(0));
 
 async function main(): Promise<void> {
-  const argument = (name: string, fallback: number) => {
-    const i = process.argv.indexOf(name);
-    return i > 0 ? Number(process.argv[i + 1]) : fallback;
-  };
-  const list = (name: string, fallback: string[]) => {
-    const i = process.argv.indexOf(name);
-    return i > 0 ? process.argv[i + 1].split(",") : fallback;
-  };
-  const seconds = argument("--duration", 4);
-  const rounds = argument("--rounds", 3);
+  const command = benchCommand(USAGE, Object.fromEntries(OPTIONS.map((name) => [name, { type: "string" }])) as Record<(typeof OPTIONS)[number], { type: "string" }>);
+  const seconds = command.number("--duration", 4, 0.1);
+  const rounds = command.integer("--rounds", 3, 1);
   // --payloads banner,video and --targets exchange narrow the run (profiling); a ratio needs bare in the run too.
-  const kinds = list("--payloads", ["banner", "video", "native", "banner-bigint"]) as PayloadKind[];
-  const targets = list("--targets", ["bare", "exchange", "nospool", "mainthread"]);
-  const connections = argument("--connections", 50);
-  const overloadSeconds = argument("--overload-seconds", 12);
-  const overloadRounds = Math.max(1, argument("--overload-rounds", 2));
-  const overloadSettle = argument("--overload-settle", 1);
-  const overloadRate = argument("--overload-rate", 0);
-  const capacitySeconds = argument("--capacity-seconds", 2);
+  const payloadKinds: PayloadKind[] = ["banner", "video", "native", "banner-bigint"];
+  const kinds = command.list("--payloads", payloadKinds, payloadKinds);
+  const allTargets = ["bare", "exchange", "nospool", "mainthread"];
+  const targets = command.list("--targets", allTargets, allTargets);
+  const connections = command.integer("--connections", 50, 1);
+  const overloadSeconds = command.number("--overload-seconds", 12);
+  const overloadRounds = command.integer("--overload-rounds", 2, 1);
+  const overloadSettle = command.number("--overload-settle", 1);
+  const overloadRate = command.number("--overload-rate", 0);
+  const capacitySeconds = command.number("--capacity-seconds", 2, 0.1);
   const { child: bidderProcess, message: b } = await startChild(self, ["--bidders-child"]);
   // The closed-loop targets share a process; the overload row's have one each (overload-run.ts).
   const { child: targetProcess, message: t } = await startChild(self, ["--target-child", JSON.stringify(b.endpoints), JSON.stringify(["exchange", "nospool", "mainthread", "bare"])], true);
@@ -383,8 +383,7 @@ function loadGenerator(): void {
   process.send!({ ready: true });
 }
 
-if (process.argv.includes("--help")) process.stdout.write(`${USAGE}\n`);
-else if (role === "--bidders-child") await bidders();
+if (role === "--bidders-child") await bidders();
 else if (role === "--load-child") loadGenerator();
 else if (role === "--target-child") await target(JSON.parse(process.argv[3]), JSON.parse(process.argv[4]));
 else await main();

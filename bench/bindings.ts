@@ -1,20 +1,28 @@
 /**
- * What another service pays for @adxkit/bindings, and what the CLI costs to start: the packed
- * bindings installed alone into a fresh project (size, packages, native files), the cold import of
- * its root in fresh processes beside an empty import, and `adxkit --version` / `adxkit validate`
- * of one file beside `node -e 0`. Medians of fresh processes, run interleaved so every contender
- * meets the same machine. Run alone: `npx tsx bench/bindings.ts [--runs N]` after `npm run build`.
+ * What another service pays for @adxkit/bindings, and what the CLI costs to start: see USAGE.
  */
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
+import { benchCommand } from "./command-line.js";
 import { printTable } from "./table.js";
 
-const { values: args } = parseArgs({ options: { runs: { type: "string", default: "9" } } });
-const runs = Number(args.runs);
+const USAGE = `Usage: npx tsx bench/bindings.ts [--runs N]
+
+What another service pays for @adxkit/bindings, and what the CLI costs to start: the packed
+bindings installed alone into a fresh project (size, packages, native files), the cold import of
+its root in fresh processes beside an empty import, and \`adxkit --version\` / \`adxkit validate\`
+of one file beside \`node -e 0\`. Medians of fresh processes, run interleaved so every contender
+meets the same machine. Run \`npm run build\` first.
+  --runs N            fresh processes per contender (default 9)
+  -h, --help          this text
+
+Example:
+  npx tsx bench/bindings.ts --runs 15`;
+
+const runs = benchCommand(USAGE, { runs: { type: "string" } }).integer("--runs", 9, 1);
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const CLI = join(REPO, "bin", "adxkit.js");
 

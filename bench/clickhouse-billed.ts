@@ -1,19 +1,33 @@
 /**
  * What counting billed impressions once across exchange nodes costs a ClickHouse report
- * (docs/clickhouse.md): billed impressions are rows per token read with FINAL over the report's
- * whole range, beside the rollups. One publisher's month of BILLED impressions (half of them
- * written a second time, as a second node would) is generated server-side; three supply reports
- * over the month, medians of RUNS, with none, with the billed rows read with FINAL, and after the
- * month is settled into per-day sums (settle.ts), read instead. Skipped without a server
- * (ADXKIT_CLICKHOUSE_URL, default http://127.0.0.1:18123). npm run build first (it loads dist/).
+ * (docs/clickhouse.md): see USAGE.
  */
 import { randomBytes } from "node:crypto";
 import type { ReportQuery, ReportStore } from "../service/store/index.js";
 import { loadCompiled } from "./compiled.js";
+import { benchCommand } from "./command-line.js";
 import { printTable } from "./table.js";
 
-const billed = Number(process.env.BILLED ?? 1_000_000);
-const runs = Number(process.env.RUNS ?? 9);
+const USAGE = `Usage: [VAR=value …] npx tsx bench/clickhouse-billed.ts
+
+What counting billed impressions once across exchange nodes costs a ClickHouse report: billed
+impressions are rows per token read with FINAL over the report's whole range, beside the rollups.
+One publisher's month of BILLED impressions (half of them written a second time, as a second node
+would) is generated server-side; three supply reports over the month, medians of RUNS, with none,
+with the billed rows read with FINAL, and after the month is settled into per-day sums, read
+instead. Skipped without a server. Run \`npm run build\` first (it loads dist/).
+
+Environment:
+  BILLED=N             billed impressions generated (default 1000000)
+  RUNS=N               reports of each kind (default 9)
+  ADXKIT_CLICKHOUSE_URL=URL  the ClickHouse server (default http://127.0.0.1:18123)
+
+Example:
+  BILLED=100000 RUNS=5 npx tsx bench/clickhouse-billed.ts`;
+
+const cli = benchCommand(USAGE);
+const billed = cli.integer("BILLED", 1_000_000, 1);
+const runs = cli.integer("RUNS", 9, 1);
 const server = (process.env.ADXKIT_CLICKHOUSE_URL ?? "http://127.0.0.1:18123").replace(/\/+$/, "");
 
 /** A statement through ClickHouse's HTTP interface. */

@@ -1,7 +1,8 @@
 /**
  * Conformance on real traffic beside the validation speed: acceptance and rejection rates of the
  * validators, strict and lenient, on the public OpenRTB samples of ../shared/corpus/openrtb (its
- * README). The decision per file, and why, lives in test/corpus.test.ts; here only the rates.
+ * README). The decision per file, and why, lives in test/corpus-decisions.json (checked by
+ * test/corpus.test.ts); here only the rates.
  * Absent corpus: one row saying so.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";

@@ -13,12 +13,12 @@
  * Bounded: per payload 5 rounds of `--auctions` (default 10,000, 50 at a time) with the spool, without, and of the parse baseline, alternating.
  * Run with `npx tsx bench/exchange-work.ts` after `npm run build` (`--auctions N`, `--payloads video` to profile one).
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { loadBindings, loadCompiled } from "./compiled.js";
 import { BENCH_RATES, benchBidders, countingSink } from "./exchange-fixtures.js";
+import { benchCommand } from "./command-line.js";
 import { printTable } from "./table.js";
 
 const USAGE = `Usage: npx tsx bench/exchange-work.ts [--auctions N] [--payloads banner,video,native]
@@ -26,32 +26,17 @@ const USAGE = `Usage: npx tsx bench/exchange-work.ts [--auctions N] [--payloads 
 The exchange's own work per auction in one process, without HTTP (run \`npm run build\` first).
   --auctions N        auctions per round (default 10000; 5 rounds of each kind per payload)
   --payloads LIST     payloads to run, comma separated (default banner,video,native)
+  -h, --help          this text
 Environment: ADXKIT_BENCH_CPU_PROF=DIR writes a CPU profile of the rounds.
 
 Examples:
   npx tsx bench/exchange-work.ts
   npx tsx bench/exchange-work.ts --auctions 3000 --payloads video`;
 
-/** The command line, or the usage and exit 2 on a bad one (--help: the usage, exit 0). */
-const options = (() => {
-  try {
-    const { values } = parseArgs({ options: { auctions: { type: "string" }, payloads: { type: "string" }, help: { type: "boolean" } } });
-    if (values.help) {
-      process.stdout.write(`${USAGE}\n`);
-      process.exit(0);
-    }
-    const count = Number(values.auctions ?? 10_000);
-    if (!Number.isInteger(count) || count < 1) throw new Error(`--auctions must be a positive integer (got ${values.auctions})`);
-    const payloads = values.payloads?.split(",");
-    const unknown = payloads?.find((name) => !existsSync(`bench/payloads/${name}.json`));
-    if (unknown !== undefined) throw new Error(`--payloads: no bench/payloads/${unknown}.json`);
-    return { auctions: count, payloads };
-  } catch (error) {
-    process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
-    process.exit(2);
-  }
-})();
-const auctions = options.auctions;
+const command = benchCommand(USAGE, { auctions: { type: "string" }, payloads: { type: "string" } });
+const auctions = command.integer("--auctions", 10_000, 1);
+const payloadFolder = new URL("payloads/", import.meta.url);
+const payloadNames = readdirSync(payloadFolder).filter((name) => name.endsWith(".json")).map((name) => name.slice(0, -".json".length));
 
 const { Exchange } = await loadCompiled<typeof import("../service/auction/exchange.js")>("service/auction/exchange.js");
 const { parseBidRequestBody } = await loadCompiled<typeof import("../service/auction/forward.js")>("service/auction/forward.js");
@@ -172,9 +157,9 @@ function answersParse(answers: Map<string, string>): number {
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1];
 
 const rows = [["payload", "CPU µs/auction: with spool", "no spool", "of which answers JSON.parse", "token's seal in place, wall µs", "burl characters (token)"]];
-const payloads = options.payloads ?? ["banner", "video", "native"];
+const payloads = command.list("--payloads", ["banner", "video", "native"], payloadNames);
 for (const kind of payloads) {
-  const text = JSON.stringify(JSON.parse(readFileSync(`bench/payloads/${kind}.json`, "utf8")));
+  const text = JSON.stringify(JSON.parse(readFileSync(new URL(`${kind}.json`, payloadFolder), "utf8")));
   const answers = await capturedAnswers(text);
   const spoolDir = mkdtempSync(join(tmpdir(), "adxkit-bench-work-"));
   const spooled = await workbench(text, answers, spoolDir);

@@ -1,12 +1,6 @@
 /**
  * Ingest alone, both engines (the "ingest, facts/s" row of bench/reports-http.ts without the
- * report probes after it): ROWS seeded supply facts (+ a tenth as demand) over one month loaded
- * into a fresh store, rollups maintained, as `adxkit ingest` runs. Also prints what generating
- * the facts costs on its own, the floor under both figures. ENGINES=duckdb,clickhouse picks
- * (ClickHouse where a server answers: ADXKIT_CLICKHOUSE_URL, default http://127.0.0.1:18123);
- * RUNS=n repeats each load and prints the best, to see through a busy machine.
- *
- * ROWS=1000000 npx tsx bench/ingest.ts (npm run build first: it loads dist/).
+ * report probes after it): see USAGE.
  */
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -14,12 +8,33 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ReportStore } from "../service/store/index.js";
 import { loadCompiled } from "./compiled.js";
+import { benchCommand } from "./command-line.js";
 import { printTable } from "./table.js";
 import { threadCpuMicros } from "./thread-cpu.js";
 
-const rows = Number(process.env.ROWS ?? 10_000_000);
-const runs = Number(process.env.RUNS ?? 1);
-const engines = (process.env.ENGINES ?? "duckdb,clickhouse").split(",");
+const USAGE = `Usage: [VAR=value …] npx tsx bench/ingest.ts
+
+Ingest alone, both engines (the "ingest, facts/s" row of bench/reports-http.ts without the report
+probes after it): ROWS seeded supply facts (and a tenth as many demand facts) over one month loaded
+into a fresh store, rollups maintained, as \`adxkit ingest\` runs. Also prints what generating the
+facts costs on its own, the floor under both figures. ClickHouse where a server answers. Run
+\`npm run build\` first (it loads dist/).
+
+Environment:
+  ROWS=N               supply facts seeded (default 10000000)
+  RUNS=N               loads per engine; the best is printed, to see through a busy machine (default 1)
+  ENGINES=LIST         of duckdb, clickhouse (default both)
+  IN_THREAD=1          generate the facts on the main thread instead of the store's worker thread
+  ADXKIT_CLICKHOUSE_URL=URL  the ClickHouse server (default http://127.0.0.1:18123)
+
+Examples:
+  ROWS=1000000 npx tsx bench/ingest.ts
+  ENGINES=duckdb RUNS=3 npx tsx bench/ingest.ts`;
+
+const command = benchCommand(USAGE);
+const rows = command.integer("ROWS", 10_000_000, 1);
+const runs = command.integer("RUNS", 1, 1);
+const engines = command.list("ENGINES", ["duckdb", "clickhouse"], ["duckdb", "clickhouse"]);
 const clickhouseServer = (process.env.ADXKIT_CLICKHOUSE_URL ?? "http://127.0.0.1:18123").replace(/\/+$/, "");
 
 const { openStore, generateSeedFacts, seedPlan } = await loadCompiled<typeof import("../service/store/index.js")>("service/store/index.js");

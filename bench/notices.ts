@@ -1,20 +1,33 @@
 /**
- * What a win notice costs the thread that sends it: notices sent through the exchange's own
- * NoticeSender (on the main thread) and through its notice thread (notice-thread.ts), to a
- * reference bidder in another process, at the auction bench's rate (one batch of 90 notices per
- * 25 ms window, about 3,600 a second). Prints CPU per notice of the main thread alone (Linux
- * per-thread counters), of the whole sending process, and of the bidder.
- *
- * Why: bench/auction.ts moves by several points from one minute to the next on a shared
- * machine; a notice's cost on one thread is steady enough here to say what the thread moves.
- * Bounded: per mode a 2 s warm-up, then `--rounds` (default 3) rounds of 4 s, modes alternating.
- * Run with `npx tsx bench/notices.ts` after `npm run build`.
+ * What a win notice costs the thread that sends it (see USAGE). Why: bench/auction.ts moves by
+ * several points from one minute to the next on a shared machine; a notice's cost on one thread
+ * is steady enough here to say what the thread moves.
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { loadCompiled } from "./compiled.js";
+import { benchCommand } from "./command-line.js";
 import { printTable } from "./table.js";
 import { mainThreadCpuMicros } from "./thread-cpu.js";
+
+const USAGE = `Usage: npx tsx bench/notices.ts [--rounds N]
+
+What a win notice costs the thread that sends it: notices sent through the exchange's own
+NoticeSender (on the main thread) and through its notice thread, to a reference bidder in another
+process, at the auction bench's rate (one batch of 90 notices per 25 ms window, about 3,600 a
+second). Prints CPU per notice of the main thread alone (Linux per-thread counters), of the whole
+sending process, and of the bidder. Bounded: per mode a 2 s warm-up, then N rounds of 4 s, modes
+alternating. Run \`npm run build\` first (it loads dist/).
+  --rounds N          rounds per mode (default 3)
+
+Examples:
+  npx tsx bench/notices.ts
+  npx tsx bench/notices.ts --rounds 5`;
+
+// The bench's own child is forked with "--bidder-child" as its argument.
+const isChild = process.argv[2] === "--bidder-child";
+const command = benchCommand(USAGE, { rounds: { type: "string" } }, isChild ? [] : process.argv.slice(2));
+const rounds = command.integer("--rounds", 3, 1);
 
 const { startBidder } = await loadCompiled<typeof import("../service/bidder/index.js")>("service/bidder/index.js");
 
@@ -37,10 +50,6 @@ interface Sender {
 }
 
 async function main(): Promise<void> {
-  const rounds = (() => {
-    const i = process.argv.indexOf("--rounds");
-    return i > 0 ? Number(process.argv[i + 1]) : 3;
-  })();
   const { HttpClient } = await loadCompiled<typeof import("../service/auction/http-client.js")>("service/auction/http-client.js");
   const { NoticeSender } = await loadCompiled<typeof import("../service/auction/notices.js")>("service/auction/notices.js");
   const { NoticeThread } = await loadCompiled<typeof import("../service/auction/notice-thread.js")>("service/auction/notice-thread.js");
@@ -103,5 +112,5 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[2] === "--bidder-child") await bidderChild();
+if (isChild) await bidderChild();
 else await main();

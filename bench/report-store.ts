@@ -1,31 +1,37 @@
 /**
- * Report store bench: seeds synthetic facts into a temporary DuckDB file, then times the report
- * queries the issue sets targets for. Run: `npx tsx bench/report-store.ts [--rows N] [--days N] [--runs N] [--db PATH]`.
- *
- * Targets (2-core machine): load > 500,000 facts/s; one month grouped by date, country,
- * app_bundle_id on 5 countries < 250 ms median; one-month total < 50 ms median.
- * `--db PATH --skip-load` re-times the queries on a database seeded by an earlier run.
+ * Report store bench: the store's report queries without HTTP (see USAGE).
  */
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { parseArgs } from "node:util";
 import { openStore, seedPlan, type Metric, type ReportQuery } from "../service/store/index.js";
+import { benchCommand } from "./command-line.js";
 import { printTable } from "./table.js";
 
-const { values: args } = parseArgs({
-  options: {
-    rows: { type: "string", default: "10000000" },
-    days: { type: "string", default: "31" },
-    runs: { type: "string", default: "20" },
-    db: { type: "string" },
-    "skip-load": { type: "boolean", default: false },
-  },
-});
-const rows = Number(args.rows);
-const days = Number(args.days);
-const runs = Number(args.runs);
+const USAGE = `Usage: npx tsx bench/report-store.ts [--rows N] [--days N] [--runs N] [--db PATH [--skip-load]]
+
+The report store alone, without HTTP: seeds synthetic facts into a temporary DuckDB file, then
+times the report queries the issue sets targets for (2-core machine: load > 500,000 facts/s; one
+month grouped by date, country, app_bundle_id on 5 countries < 250 ms median; one-month total
+< 50 ms median).
+  --rows N            supply facts seeded (default 10000000)
+  --days N            days they span (default 31)
+  --runs N            timed runs of each query (default 20)
+  --db PATH           the database file (default a temporary one, removed after)
+  --skip-load         re-time the queries on a database --db seeded by an earlier run
+  -h, --help          this text
+
+Examples:
+  npx tsx bench/report-store.ts --rows 1000000
+  npx tsx bench/report-store.ts --db /tmp/store.duckdb --skip-load`;
+
+const command = benchCommand(USAGE, { rows: { type: "string" }, days: { type: "string" }, runs: { type: "string" }, db: { type: "string" }, "skip-load": { type: "boolean" } });
+const args = command.values;
+const rows = command.integer("--rows", 10_000_000, 1);
+const days = command.integer("--days", 31, 1);
+const runs = command.integer("--runs", 20, 1);
+if (args["skip-load"] && !args.db) command.fail("--skip-load needs --db PATH");
 const dir = args.db ? undefined : await mkdtemp(join(tmpdir(), "adxkit-bench-"));
 const db = args.db ?? join(dir!, "bench.duckdb");
 

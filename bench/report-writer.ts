@@ -1,14 +1,6 @@
 /**
  * Large reports' rows written on the report writer's thread against on the event loop (issue 18;
- * service/store/duckdb/report-writer-thread.ts): two stores on two copies of one database file
- * (DUCKDB_FILE, e.g. one `bench/reports-http.ts` loaded), one writing every report with
- * dimensions on the thread, the other none, alternating. Per report size: the median time to the
- * answer's bytes and the main thread's CPU per report; then, per store, the event loop's delay
- * (p99, max) while two loops of the 31,000-row report run for HEAVY_S seconds. The main thread's
- * CPU is Linux's own count for that thread (schedstat, ns), so it holds on a busy machine where
- * wall times do not. Run `npm run build` first (it loads dist/):
- *
- *   DUCKDB_FILE=/tmp/copy.duckdb npx tsx bench/report-writer.ts
+ * service/store/duckdb/report-writer-thread.ts): see USAGE.
  */
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,12 +9,31 @@ import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import type { Metric, ReportQuery } from "../service/store/index.js";
 import type { DuckDBReportStore as Store } from "../service/store/duckdb/store.js";
 import { loadCompiled } from "./compiled.js";
+import { benchCommand } from "./command-line.js";
 import { printTable } from "./table.js";
 
-const file = process.env.DUCKDB_FILE;
-if (file === undefined) throw new Error("DUCKDB_FILE=<a database bench/reports-http.ts loaded> is needed");
-const runs = Number(process.env.RUNS ?? 15);
-const heavySeconds = Number(process.env.HEAVY_S ?? 4);
+const USAGE = `Usage: DUCKDB_FILE=PATH [VAR=value …] npx tsx bench/report-writer.ts
+
+Large reports' rows written on the report writer's thread against on the event loop: two stores
+on two copies of one database file (DUCKDB_FILE, e.g. one bench/reports-http.ts loaded), one writing
+every report with dimensions on the thread, the other none, alternating. Per report size: the
+median time to the answer's bytes and the main thread's CPU per report; then, per store, the event
+loop's delay (p99, max) while two loops of the 31,000-row report run for HEAVY_S seconds. The main
+thread's CPU is Linux's own count for that thread (schedstat), so it holds on a busy machine where
+wall times do not. Run \`npm run build\` first (it loads dist/).
+
+Environment:
+  DUCKDB_FILE=PATH     the database to copy and read (required)
+  RUNS=N               reports of each size per store (default 15)
+  HEAVY_S=N            seconds of heavy reports per store (default 4)
+
+Example:
+  DUCKDB_FILE=/tmp/copy.duckdb npx tsx bench/report-writer.ts`;
+
+const command = benchCommand(USAGE);
+const file = process.env.DUCKDB_FILE ?? command.fail("DUCKDB_FILE=<a database bench/reports-http.ts loaded> is required");
+const runs = command.integer("RUNS", 15, 1);
+const heavySeconds = command.number("HEAVY_S", 4, 0.1);
 
 const { DuckDBReportStore } = await loadCompiled<typeof import("../service/store/duckdb/store.js")>("service/store/duckdb/store.js");
 const { serveThreads } = await loadCompiled<typeof import("../service/store/duckdb/connection.js")>("service/store/duckdb/connection.js");

@@ -1,29 +1,10 @@
 /**
- * Reports through HTTP, the targets of issue 18, DuckDB and ClickHouse side by side (ClickHouse
- * where a server answers: ADXKIT_CLICKHOUSE_URL, default http://127.0.0.1:18123). Per engine:
- * 10 M supply + 1 M demand seeded facts over one month (the seed generator) loaded into a fresh
- * store (the ingest rate, rollups maintained), then one server with the report APIs and the
- * exchange (three reference bidders in a child process, the store as the exchange's fact sink),
- * and through HTTP: the month total, the month by date × country (a summary rollup answers it),
- * the month by date × country × app on 5 countries (31,000 rows), medians of RUNS; then the p99
- * of a cheap request (a report answered -2 after its account's lookup) and of an auction, idle
- * and while two loops of that heavy report run for HEAVY_S seconds. The store loads with
- * DuckDB's default threads (every core, as `adxkit ingest` runs) and serves as `adxkit serve`
- * does (one core less, its background threads at serve's default nice value; BACKGROUND_NICE=0
- * leaves them at the event loop's). Loopback only, bounded.
- *
- * WARMUP=<n> sends each report n times before timing it (default 1). The server warms its report
- * route before listening as `adxkit serve` does (--warm-up-requests; WARM_UP=<n> instead, 0: none).
- * THREADS=1 prints, for the heavy phase, each server thread's time running and waiting for a core
- * (Linux), both processes' event loop delay and the cheap requests' time inside the server
- * (Fastify's first hook to the answer's end); CPU_PROFILE=<file> writes the server's main thread's
- * CPU profile of the heavy phase there.
- * ROWS=1000000 npx tsx bench/reports-http.ts for a quicker run (npm run build first: it loads dist/).
- * DUCKDB_FILE=<file> serves DuckDB from a file this bench (or `adxkit seed`) loaded before, with
- * the same ROWS, instead of loading a fresh one: no ingest figure, the read figures in a minute.
- * Heavy on a shared 2-core machine: a 10 M run takes a few minutes per engine. Every wait is
- * bounded (`within`): a step that does not finish fails the run naming it, and a process that
- * would not exit once done says what keeps it alive and exits 1.
+ * Reports through HTTP, the targets of issue 18, DuckDB and ClickHouse side by side: see USAGE.
+ * The store loads with DuckDB's default threads (every core, as `adxkit ingest` runs) and serves as
+ * `adxkit serve` does (one core less, its background threads at serve's default nice value). The
+ * reference bidders run in a child process, the heavy loops and probes in another. Loopback only,
+ * bounded: every wait is bounded (`within`); a step that does not finish fails the run naming it,
+ * and a process that would not exit once done says what keeps it alive and exits 1.
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -36,22 +17,59 @@ import { fileURLToPath } from "node:url";
 import { request } from "undici";
 import type { ReportStore } from "../service/store/index.js";
 import { loadCompiled } from "./compiled.js";
+import { benchCommand } from "./command-line.js";
 import { benchBidders } from "./exchange-fixtures.js";
 import { printTable } from "./table.js";
 
-const rows = Number(process.env.ROWS ?? 10_000_000);
-const runs = Number(process.env.RUNS ?? 20);
-const heavySeconds = Number(process.env.HEAVY_S ?? 4);
+const USAGE = `Usage: [VAR=value …] npx tsx bench/reports-http.ts
+
+Reports through HTTP (issue 18's targets), DuckDB and ClickHouse side by side, ClickHouse where a
+server answers. Per engine: 10 M supply + 1 M demand seeded facts over one month loaded into a fresh
+store (the ingest rate, rollups maintained), then one server with the report APIs and the exchange,
+and through HTTP the month total, the month by date × country, the month by date × country × app
+on 5 countries (31,000 rows), medians of RUNS; then the p99 of a cheap request and of an auction,
+idle and while two loops of that heavy report run for HEAVY_S seconds. Run \`npm run build\` first
+(it loads dist/). A 10 M run takes a few minutes per engine on a 2-core machine.
+
+Environment:
+  ROWS=N               supply facts seeded (default 10000000; demand facts are a tenth)
+  RUNS=N               timed requests of each report (default 20)
+  WARMUP=N             requests of each report before its timed ones (default 1)
+  HEAVY_S=N            seconds of heavy reports while the probes run (default 4)
+  DUCKDB_FILE=PATH     serve DuckDB from a file loaded before (by this bench or \`adxkit seed\`) with
+                       the same ROWS: no ingest figure, the read figures in a minute; it gains one
+                       account per run, so use a copy
+  WARM_UP=N            the server's warm-up requests before it listens (default serve's; 0: none)
+  BACKGROUND_NICE=N    the server's background threads at nice N, 0-19 (default serve's; 0: unchanged)
+  THREADS=1            print, for the heavy phase, each server thread's time running and waiting for
+                       a core (Linux), both processes' event loop delay and the cheap requests' time
+                       inside the server
+  CPU_PROFILE=FILE     write the server's main thread's CPU profile of the heavy phase there
+  ADXKIT_CLICKHOUSE_URL=URL  the ClickHouse server (default http://127.0.0.1:18123)
+
+Examples:
+  ROWS=1000000 npx tsx bench/reports-http.ts
+  ADXKIT_CLICKHOUSE_URL=http://127.0.0.1:1 DUCKDB_FILE=/tmp/b10m-copy.duckdb npx tsx bench/reports-http.ts`;
+
+// The bench's own children ("bidders", "client") are forked with their role as the argument.
+const role = process.argv[2] === "bidders" || process.argv[2] === "client" ? process.argv[2] : "bench";
+const command = benchCommand(USAGE, {}, role === "bench" ? process.argv.slice(2) : []);
+const rows = command.integer("ROWS", 10_000_000, 1);
+const runs = command.integer("RUNS", 20, 1);
+const heavySeconds = command.number("HEAVY_S", 4, 0.1);
 /**
  * Requests of each report before its RUNS timed ones (default 1). A fresh server's first requests
  * run code V8 has not optimised yet: the month total's median 7.5–12.2 ms with 1, 3.5–4.8 ms
  * after 200, at load 3 (docs/benchmarks.md, "The read side, part eight").
  */
-const warmup = Math.max(1, Number(process.env.WARMUP ?? 1));
+const warmup = command.integer("WARMUP", 1, 1);
+/** WARM_UP=<n>: the server's warm-up requests before it listens; default serve's. */
+const warmUpGiven = process.env.WARM_UP === undefined ? undefined : command.integer("WARM_UP", 0);
 /** A DuckDB file loaded before (it gains one account per run): the load is skipped. */
 const duckdbFile = process.env.DUCKDB_FILE;
 /** BACKGROUND_NICE=<0-19>: the server's background threads at that nice value (`--background-nice`; 0: unchanged); default serve's. */
-const backgroundNiceGiven = process.env.BACKGROUND_NICE === undefined ? undefined : Number(process.env.BACKGROUND_NICE);
+const backgroundNiceGiven = process.env.BACKGROUND_NICE === undefined ? undefined : command.integer("BACKGROUND_NICE", 0);
+if (backgroundNiceGiven !== undefined && backgroundNiceGiven > 19) command.fail(`BACKGROUND_NICE must be 0-19 (got ${backgroundNiceGiven})`);
 /** THREADS=1: print each server thread's run / wait during heavy reports and both processes' event loop delay. */
 const showThreads = process.env.THREADS === "1";
 /** CPU_PROFILE=<file>: the server's main thread's CPU profile during the heavy phase written there. */
@@ -85,13 +103,13 @@ function firstMessage<T>(child: ChildProcess, what: string, ms: number): Promise
   });
 }
 
-if (process.argv[2] === "bidders") {
+if (role === "bidders") {
   // Child: the reference bidders (~5 ms each), off the server's event loop.
   const { startBidder } = await loadCompiled<typeof import("../service/bidder/index.js")>("service/bidder/index.js");
   const running = await Promise.all(benchBidders([4, 6]).map((options) => startBidder(options)));
   process.send!({ endpoints: running.map((b) => b.endpoint) });
   process.on("disconnect", () => void Promise.all(running.map((b) => b.close())).then(() => process.exit(0)));
-} else if (process.argv[2] === "client") {
+} else if (role === "client") {
   process.once("message", async (job) => {
     // Exits once the answer is sent: its idle keep-alive sockets must not keep it (and so the bench) alive.
     process.send!(await runClient(job as ClientJob), () => process.exit(0));
@@ -162,7 +180,7 @@ async function main(): Promise<void> {
   const { buildApp } = await loadCompiled<typeof import("../service/app.js")>("service/app.js");
   const { serveDefault } = await loadCompiled<typeof import("../service/serve-defaults.js")>("service/serve-defaults.js");
   // The report route warmed before listening, as `adxkit serve` does (WARM_UP=0: none).
-  const warmUpRequests = process.env.WARM_UP === undefined ? serveDefault("warmUpRequests") : Number(process.env.WARM_UP);
+  const warmUpRequests = warmUpGiven ?? serveDefault("warmUpRequests");
   const { registerExchange, SealKeyRing, sealKey } = await loadCompiled<typeof import("../service/auction/index.js")>("service/auction/index.js");
   const bidders = fork(fileURLToPath(import.meta.url), ["bidders"], { execArgv: process.execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] });
   const { endpoints } = await firstMessage<{ endpoints: string[] }>(bidders, "the bidders' process", 60_000);

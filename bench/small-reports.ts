@@ -1,20 +1,6 @@
 /**
  * Where a small report's time goes (issue 18: the month total ≤ 5 ms, the month by date ×
- * country ≤ 10 ms through HTTP), layer by layer on one DuckDB file loaded before: the plan and
- * its SQL in JS, the statement alone on a pooled connection, the store's `reportJson`, the app
- * without a socket (`inject`), and HTTP from a client in another process. Per layer: the median
- * wall time, and CPU per request of the whole process and of its main thread (the client's is
- * not counted), from RUNS sequential requests after a warm-up. CPU figures hold on a busy
- * machine where wall times do not.
- *
- * DUCKDB_FILE=<a copy of a 10 M-fact file> npx tsx bench/small-reports.ts (npm run build first).
- * REPORTS=total,byCountry,grouped (default the first two; grouped is the 31,000-row month by date ×
- * country × app). RUNS (default 200), WARMUP (requests before the timed ones, default 20); HTTP_ONLY=1 times a
- * fresh server's requests through HTTP alone (WARMUP=1 RUNS=20: bench/reports-http.ts's medians). CPU_PROFILE=<dir>: the main thread's CPU profile of each HTTP layer written
- * there (`<report>-<layer>.cpuprofile`). Served as `adxkit serve` does (DuckDB with one core less,
- * the report route warmed before listening; WARM_UP=0: not warmed). INGEST_EVERY_MS=<ms>: during the
- * HTTP layer, a load of one fact every that many ms (a server behind the exchange flushes facts
- * each second: every load makes the store's fixed plans again, fixed-plans.ts).
+ * country ≤ 10 ms through HTTP), layer by layer on one DuckDB file loaded before: see USAGE.
  */
 import { fork } from "node:child_process";
 import { writeFileSync } from "node:fs";
@@ -23,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { request } from "undici";
 import type { ReportQuery } from "../service/store/index.js";
 import { loadCompiled } from "./compiled.js";
+import { benchCommand } from "./command-line.js";
 import { printTable } from "./table.js";
 import { readdirSync, readFileSync } from "node:fs";
 import { mainThreadCpuMicros } from "./thread-cpu.js";
@@ -57,9 +44,42 @@ function markThreads(): void {
   for (const [name, us] of cpuByThreadName()) threadsBefore.set(name, us);
 }
 
-const runs = Number(process.env.RUNS ?? 200);
+const USAGE = `Usage: DUCKDB_FILE=PATH [VAR=value …] npx tsx bench/small-reports.ts
+
+Where a small report's time goes, layer by layer, on one DuckDB file loaded before (a copy of a
+10 M-fact file: the run adds an account to it): the plan and its SQL in JS, the statement alone on a
+pooled connection, the store's reportJson, the app without a socket (inject), and HTTP from a
+client in another process. Per layer: the median wall time, and CPU per request of the whole
+process and of its main thread (the client's not counted), from RUNS sequential requests after a
+warm-up. CPU figures hold on a busy machine where wall times do not. Served as \`adxkit serve\`
+does (DuckDB with one core less, the report route warmed before listening). Run \`npm run build\`
+first (it loads dist/).
+
+Environment:
+  DUCKDB_FILE=PATH     the database to read (required)
+  REPORTS=LIST         of total, byCountry, grouped (default total,byCountry; grouped is the
+                       31,000-row month by date × country × app)
+  RUNS=N               timed requests per layer (default 200)
+  WARMUP=N             requests before the timed ones (default 20)
+  HTTP_ONLY=1          time a fresh server's requests through HTTP alone (with WARMUP=1 RUNS=20:
+                       bench/reports-http.ts's medians)
+  CPU_PROFILE=DIR      write the main thread's CPU profile of each HTTP layer there
+                       (<report>-<layer>.cpuprofile)
+  WARM_UP=N            the server's warm-up requests before it listens (default serve's; 0: none)
+  INGEST_EVERY_MS=N    during the HTTP layer, load one fact every N ms (default 0: none)
+
+Examples:
+  DUCKDB_FILE=/tmp/b10m-copy.duckdb npx tsx bench/small-reports.ts
+  DUCKDB_FILE=/tmp/b10m-copy.duckdb REPORTS=grouped RUNS=40 WARMUP=10 npx tsx bench/small-reports.ts`;
+
+// The bench's own child ("client") is forked with its role as the argument.
+const command = benchCommand(USAGE, {}, process.argv[2] === "client" ? [] : process.argv.slice(2));
+const runs = command.integer("RUNS", 200, 1);
 /** Requests sent before the timed ones (through HTTP). */
-const warmup = Number(process.env.WARMUP ?? 20);
+const warmup = command.integer("WARMUP", 20);
+const warmUpGiven = process.env.WARM_UP === undefined ? undefined : command.integer("WARM_UP", 0);
+const ingestEveryMs = command.integer("INGEST_EVERY_MS", 0);
+if (process.argv[2] !== "client" && !process.env.DUCKDB_FILE) command.fail("DUCKDB_FILE=<a copy of a loaded database> is required");
 const month = { start: "2026-10-01T00:00:00", end: "2026-10-31T23:59:59" };
 /** The two requests of bench/reports-http.ts. */
 const bodies = {
@@ -69,8 +89,7 @@ const bodies = {
 };
 type Name = keyof typeof bodies;
 /** REPORTS=total,byCountry,grouped: which of them to time (default the two small ones). */
-const chosen = (process.env.REPORTS ?? "total,byCountry").split(",") as Name[];
-for (const name of chosen) if (!Object.hasOwn(bodies, name)) throw new Error(`REPORTS: unknown report ${name} (${Object.keys(bodies).join(", ")})`);
+const chosen = command.list<Name>("REPORTS", ["total", "byCountry"], Object.keys(bodies) as Name[]);
 
 if (process.argv[2] === "client") {
   process.once("message", async (job: { base: string; headers: Record<string, string>; name: Name; n: number }) => {
@@ -129,8 +148,7 @@ async function layer(once: () => Promise<unknown>, file: string): Promise<Layer>
 }
 
 async function main(): Promise<void> {
-  const file = process.env.DUCKDB_FILE;
-  if (!file) throw new Error("DUCKDB_FILE=<a copy of a loaded database> is required");
+  const file = process.env.DUCKDB_FILE!;
   const { openStore } = await loadCompiled<typeof import("../service/store/index.js")>("service/store/index.js");
   const { serveThreads } = await loadCompiled<typeof import("../service/store/duckdb/connection.js")>("service/store/duckdb/connection.js");
   const { buildApp } = await loadCompiled<typeof import("../service/app.js")>("service/app.js");
@@ -139,8 +157,7 @@ async function main(): Promise<void> {
   const { runPrepared, runPreparedResult } = await loadCompiled<typeof import("../service/store/duckdb/statements.js")>("service/store/duckdb/statements.js");
   const { reportQuery } = await loadCompiled<typeof import("../service/reports/handlers.js")>("service/reports/handlers.js");
   const { serveDefault } = await loadCompiled<typeof import("../service/serve-defaults.js")>("service/serve-defaults.js");
-  const warmUpRequests = process.env.WARM_UP === undefined ? serveDefault("warmUpRequests") : Number(process.env.WARM_UP);
-  const ingestEveryMs = Number(process.env.INGEST_EVERY_MS ?? 0);
+  const warmUpRequests = warmUpGiven ?? serveDefault("warmUpRequests");
 
   const store = await openStore({ db: file, duckdbThreads: serveThreads() });
   const account = await store.createAccount({ side: "supply", publisher_ids: Array.from({ length: 50 }, (_, i) => `pub-${i + 1}`) });

@@ -1,18 +1,7 @@
 /**
- * Soak test on loopback (`npm run soak`): the server (report APIs + exchange, DuckDB in memory,
- * circuit breaker on as in `adxkit serve`), three reference bidders and one bidder that injects
- * faults, under a steady mixed load — auctions, the billing call of every winning bid, supply
- * and demand report queries — for SOAK_SECONDS (default 60, at most 600), then it stops by itself.
- *
- * Three processes so that the load generator does not share the server's event loop: this one
- * (load, measurements, table), the bidders, and the server (which samples its own RSS every
- * second). At the end: requests per kind, failures (must be 0), p50/p99 per kind, RSS
- * start/max/end, the faults injected, and "lost": billing calls acknowledged (204) minus the
- * impressions the supply report shows after a final flush of the exchange's facts.
- *
- * Env: SOAK_SECONDS (default 60), SOAK_RATE auctions/s (default 100), SOAK_FAULT_RATE share of the
- * faulty bidder's calls that misbehave (default 0.5). Exit code 1 when a failure or a lost
- * impression is seen.
+ * Soak test on loopback (`npm run soak`): see USAGE. Three processes so that the load generator
+ * does not share the server's event loop: this one (load, measurements, table), the bidders, and
+ * the server (which samples its own RSS every second).
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -27,11 +16,38 @@ import { buildApp, serverLimits } from "../service/app.js";
 import { loadBidders, registerExchange, SealKeyRing, sealKey, type ExchangeHandle } from "../service/auction/index.js";
 import { startBidder } from "../service/bidder/index.js";
 import { openStore } from "../service/store/index.js";
+import { benchCommand } from "./command-line.js";
 import { printTable } from "./table.js";
+
+const USAGE = `Usage: [VAR=value …] npm run soak    (or npx tsx bench/soak.ts)
+
+Soak test on loopback: the server (report APIs and exchange, DuckDB in memory, circuit breaker on
+as in \`adxkit serve\`), three reference bidders and one bidder that injects faults, under a steady
+mixed load (auctions, the billing call of every winning bid, supply and demand report queries) for
+SOAK_SECONDS, then it stops by itself. At the end: requests per kind, failures (must be 0),
+p50/p99 per kind, RSS start/max/end, the faults injected, and "lost": billing calls acknowledged
+(204) minus the impressions the supply report shows after a final flush of the exchange's facts.
+Exits 1 when a failure or a lost impression is seen.
+
+Environment:
+  SOAK_SECONDS=N       seconds of steady load (default 60, at most 600)
+  SOAK_RATE=N          auctions a second (default 100)
+  SOAK_FAULT_RATE=X    share of the faulty bidder's calls that misbehave, 0-1 (default 0.5)
+
+Examples:
+  npm run soak
+  SOAK_SECONDS=300 SOAK_RATE=200 npm run soak`;
 
 const self = fileURLToPath(import.meta.url);
 const role = process.argv[2];
 const MAX_SECONDS = 600;
+// The soak's own children are forked with their role ("--bidders-child", "--server-child") as the first argument.
+const command = benchCommand(USAGE, {}, role === "--bidders-child" || role === "--server-child" ? [] : process.argv.slice(2));
+const soakSeconds = command.integer("SOAK_SECONDS", 60, 1);
+if (soakSeconds > MAX_SECONDS) command.fail(`SOAK_SECONDS must be at most ${MAX_SECONDS} (got ${soakSeconds})`);
+const soakRate = command.number("SOAK_RATE", 100, 1);
+const faultRate = command.number("SOAK_FAULT_RATE", 0.5);
+if (faultRate > 1) command.fail(`SOAK_FAULT_RATE must be 0-1 (got ${faultRate})`);
 
 // ---------------------------------------------------------------------------------------------
 // Child: the bidders. Three reference bidders and "dsp-faulty", which answers a share of its
@@ -46,7 +62,6 @@ async function bidders(): Promise<void> {
       startBidder({ id: `dsp-${i + 1}`, seat: `seat-${i + 1}`, price: [min, max], fill: 0.8, latency: [2, 15], seed: i + 1 }),
     ),
   );
-  const faultRate = Number(process.env.SOAK_FAULT_RATE ?? 0.5);
   const injected: Record<string, number> = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0]));
   let calls = 0;
   const garbage = Buffer.alloc(2 * 1024 * 1024, "#");
@@ -233,8 +248,8 @@ function delays(histogram: IntervalHistogram): { p99: number; max: number } {
 async function main(): Promise<void> {
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   loopDelay.enable();
-  const seconds = Math.min(MAX_SECONDS, Math.max(1, Number(process.env.SOAK_SECONDS ?? 60)));
-  const rate = Math.max(1, Number(process.env.SOAK_RATE ?? 100));
+  const seconds = soakSeconds;
+  const rate = soakRate;
   const rates: Record<Exclude<Kind, "billing">, number> = { auction: rate, "report-supply": 2, "report-demand": 1 };
   // A hard stop whatever happens: the steady phase plus two minutes for start-up and the end.
   const guard = setTimeout(() => {

@@ -65,7 +65,12 @@ export async function runValidatorBench(): Promise<string[][]> {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  const { benchCommand } = await import("./command-line.js");
+  benchCommand(`Usage: npx tsx bench/validators.ts
+
+Validation speed (each contender in a process of its own: bench/validation-speed.mjs) and the
+conformance table on ../shared/corpus/openrtb. Run \`npm run build\` first.`);
   const { runCorpusRates } = await import("./corpus-rates.js");
   printValidationTable(await runValidatorBench());
-  printTable("Conformance on ../shared/corpus/openrtb (decisions and reasons: test/corpus.test.ts)", await runCorpusRates());
+  printTable("Conformance on ../shared/corpus/openrtb (decisions and reasons: test/corpus-decisions.json)", await runCorpusRates());
 }
