@@ -7,6 +7,8 @@ import type { Fact, ReportQuery } from "../../service/store/index.js";
 import { demandFactArb, metricsArb, queryArb, supplyFactArb } from "./report-model.js";
 import { supply, supplyQuery } from "./helpers.js";
 import { answersOfTwoStores } from "./two-stores.js";
+import { RollupPeriods } from "../../service/store/duckdb/rollup-periods.js";
+import { planReport } from "../../service/store/plan.js";
 
 /** Names JSON escapes (quote, backslash, control characters, U+007F) or that sort differently as UTF-8 bytes than as UTF-16 (U+FFFD against an astral character), and the empty one. */
 const NAMES = ['a"b', "back\\slash", "tab\there", "line\nend", "\u0001\u001f", "del\u007f", "é", "\uFFFD", "\u{1F600}", "", "z", "Z", "com.a"];
@@ -45,6 +47,44 @@ describe("report rows written in JS", () => {
   it("a count summed past 2^53 written exactly (DuckDB writes that report)", async () => {
     const facts = [supply({ request: Number.MAX_SAFE_INTEGER }), supply({ date_hour: "2026-10-01T06:00:00", request: 2 }), supply({ app_bundle_id: "com.other", request: 5 })];
     const [inJs, inDuckDB] = await bothAnswers(facts, [supplyQuery({ dimensions: ["date", "app_bundle_id"], metrics: ["request", "fill_rate"] })]);
+    expect(inJs).toEqual(inDuckDB);
+    expect(inJs[0]).toContain('"request":9007199254740993');
+  });
+
+  it("an app under several publishers, its rows merged by the writer once ordered, on the event loop and on the thread", async () => {
+    // Revenue of many decimals: three rows of a group add up to different doubles in different orders.
+    const facts = Array.from({ length: 600 }, (_, i) =>
+      supply({
+        publisher_id: `pub-${1 + (i % 3)}`,
+        app_bundle_id: NAMES[(i >> 2) % NAMES.length],
+        country: ["USA", "GBR"][(i >> 3) % 2],
+        date_hour: `2026-10-0${1 + ((i >> 4) % 3)}T0${i % 10}:00:00`,
+        request: 1000 + i,
+        response: i % 17,
+        impression: i % 13,
+        revenue: (i % 29) * 0.1 + i / 3,
+      }),
+    );
+    const scope = { publisher_ids: ["pub-1", "pub-2", "pub-3"] };
+    const queries = [
+      supplyQuery({ scope, dimensions: ["date", "country", "app_bundle_id"], metrics: ["revenue", "request", "fill_rate", "ecpm", "render_rate"] }),
+      supplyQuery({ scope, dimensions: ["app_bundle_id", "date"], filters: { country: ["GBR"] }, metrics: ["ecpm", "impression"], limit: 7 }),
+    ];
+    const periods = new RollupPeriods();
+    periods.set([]);
+    for (const query of queries) expect(planReport(query, { uniqueRows: periods.uniqueRows }).rowsMergedByWriter).toBe(true);
+    const [inJs, inDuckDB] = await bothAnswers(facts, queries);
+    expect(inJs).toEqual(inDuckDB);
+    expect(inJs[0]).toMatch(/^78 \[/);
+    expect(inJs[1]).toMatch(/^39 \[/);
+    const [onThread] = await answersOfTwoStores([{ threads: 1, writerFromRows: 1 }, { threads: 1, maxRowsInJs: 0 }], [facts], queries);
+    expect(onThread).toEqual(inDuckDB);
+  });
+
+  it("an app's counts under two publishers summed past 2^53 written exactly (DuckDB writes that report)", async () => {
+    const facts = [supply({ request: Number.MAX_SAFE_INTEGER - 1 }), supply({ publisher_id: "pub-2", request: 3 }), supply({ app_bundle_id: "com.other", request: 5 })];
+    const query = supplyQuery({ scope: { publisher_ids: ["pub-1", "pub-2"] }, dimensions: ["date", "country", "app_bundle_id"], metrics: ["request", "fill_rate"] });
+    const [inJs, inDuckDB] = await bothAnswers(facts, [query]);
     expect(inJs).toEqual(inDuckDB);
     expect(inJs[0]).toContain('"request":9007199254740993');
   });

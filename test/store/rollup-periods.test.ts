@@ -101,6 +101,17 @@ describe("rollup periods", () => {
     expect(plan(supplyQuery({ ...byCountry, start: "2026-09-01T00:00:00", end: "2026-09-02T23:59:59", dimensions: ["country"] })).rowsAreGroups).toBe(false);
     // Hours read from the hourly facts.
     expect(plan(supplyQuery({ ...byCountry, start: "2026-10-01T00:00:00", end: "2026-10-01T05:59:59" })).rowsAreGroups).toBe(false);
+    // By an app too, over two publishers: rows read ungrouped, merged by the writer once ordered (the copy DuckDB writes still groups).
+    const byApp = supplyQuery({ ...byCountry, ...october1, dimensions: ["date", "country", "app_bundle_id"], scope: { publisher_ids: ["pub-1", "pub-2"] } });
+    expect([plan(byApp).rowsAreGroups, plan(byApp).rowsMergedByWriter]).toEqual([false, true]);
+    const merged = renderReport(plan(byApp), () => [1, 2]);
+    expect(merged.kind === "copy" && [merged.select, merged.columns?.sql]).toEqual([expect.stringMatching(/GROUP BY/), expect.not.stringMatching(/GROUP BY|SUM/)]);
+    expect(plan({ ...byApp, dimensions: ["app_bundle_id"], filters: { country: ["USA"] } }).rowsMergedByWriter).toBe(true);
+    // Not where the rows are one per group already, nor without an identifier (50 publishers: 50 rows a group), nor over a day written twice.
+    expect(plan({ ...byApp, scope: { publisher_ids: ["pub-1"] } }).rowsMergedByWriter).toBe(false);
+    expect(plan(supplyQuery({ ...byCountry, ...october1, scope: { publisher_ids: ["pub-1", "pub-2"] } })).rowsMergedByWriter).toBe(false);
+    expect(plan({ ...byApp, start: "2026-10-01T00:00:00", end: "2026-10-02T23:59:59" }).rowsMergedByWriter).toBe(false);
+    expect(plan({ ...byApp, dimensions: ["date", "app_bundle_id"] }).rowsMergedByWriter).toBe(false);
     // No plan trusts the record while a write is in progress.
     void periods.writing();
     expect(plan(supplyQuery({ ...byCountry, ...october1 })).rowsAreGroups).toBe(false);

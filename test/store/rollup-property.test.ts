@@ -3,7 +3,8 @@
 // rollups wherever the plan may, the other only the hourly facts: every random query gives the
 // same rows and total in both, whether the rollups' periods were compacted after some loads,
 // after every load in the background (while the queries run), or never. Many queries are
-// answered from rollups read without grouping (one publisher, a table's every dimension).
+// answered from rollups read without grouping (one publisher, a table's every dimension), or read
+// ungrouped and merged by the writer (both publishers, whose facts share the apps).
 // 40 runs take a few seconds on an idle machine; the timeout leaves a busy one room.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -17,6 +18,11 @@ const readWithoutGrouping: ReportQuery[] = [
   { ...whole, side: "supply", metrics: ["request", "revenue", "fill_rate"], dimensions: ["date", "country"], scope: { publisher_ids: ["pub-1"] } },
   { ...whole, side: "supply", metrics: ["impression", "ecpm"], dimensions: ["country", "date"], filters: { country: ["USA"] }, scope: { publisher_ids: ["pub-2"] } },
   { ...whole, side: "demand", metrics: ["request", "revenue"], dimensions: ["date", "ad_format", "platform"], scope: { bidder_id: "dsp-1" } },
+];
+/** By app over both publishers (each app is under both): rows merged by the writer where compacted. */
+const mergedByWriter: ReportQuery[] = [
+  { ...whole, side: "supply", metrics: ["revenue", "request", "ecpm", "fill_rate"], dimensions: ["date", "country", "app_bundle_id"], scope: { publisher_ids: ["pub-1", "pub-2"] } },
+  { ...whole, side: "supply", metrics: ["impression", "render_rate"], dimensions: ["app_bundle_id", "date"], filters: { country: ["DEU"] }, scope: { publisher_ids: ["pub-2", "pub-1"] }, limit: 3 },
 ];
 
 describe("rollups on DuckDB", () => {
@@ -41,7 +47,7 @@ describe("rollups on DuckDB", () => {
               await hourlyOnly.ingest(part);
               if (compactAfter[i]) await withRollups.compactRollups();
             }
-            for (const query of [...queries, ...readWithoutGrouping]) expect(await withRollups.report(query)).toEqual(await hourlyOnly.report(query));
+            for (const query of [...queries, ...readWithoutGrouping, ...mergedByWriter]) expect(await withRollups.report(query)).toEqual(await hourlyOnly.report(query));
           } finally {
             await Promise.all([withRollups.close(), hourlyOnly.close()]);
           }

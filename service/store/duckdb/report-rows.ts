@@ -61,7 +61,15 @@ export async function readGroupedRows(connection: DuckDBConnection, result: Duck
     for (const value of keys[d]) if (!(value * scale >= FIRST_MS && value * scale <= LAST_MS)) return undefined;
   }
   for (let m = 0; m < metrics.length; m++) {
-    if (metricColumns[m].kind === "integer") for (const value of metrics[m]) if (!Number.isSafeInteger(value)) return undefined;
+    if (metricColumns[m].kind !== "integer") continue;
+    for (const value of metrics[m]) if (!Number.isSafeInteger(value)) return undefined;
+    // Rows the writer merges: every sum of them exact while their absolute values add up to a safe integer
+    // (a partial sum past 2^53 leaves the total, rounded up or not, at 2^53 or more).
+    if (plan.rowsMergedByWriter) {
+      let total = 0;
+      for (const value of metrics[m]) total += Math.abs(value);
+      if (!Number.isSafeInteger(total)) return undefined;
+    }
   }
   const dimensionNames: (Map<number, DictionaryName> | undefined)[] = [];
   for (let d = 0; d < dimensions; d++) {
@@ -84,8 +92,11 @@ export function rowsShape(plan: ReportPlan): RowsShape {
   return { dimensions: plan.dimensions.map(({ name, type }) => ({ name, type })), metrics: plan.metrics.map((m) => m.name), limit: plan.limit };
 }
 
-/** Writes grouped rows on the event loop, in slices, as the report's JSON array (its first `plan.limit` rows, in order) into a buffer of `buffers`. */
-export async function writeReportRows(grouped: GroupedRows, plan: ReportPlan, buffers: AnswerBuffers): Promise<AnswerBuffer> {
+/**
+ * Writes grouped rows on the event loop, in slices, as the report's JSON array (its first
+ * `plan.limit` rows, in order) into a buffer of `buffers`; `groups`: how many rows before the cut.
+ */
+export async function writeReportRows(grouped: GroupedRows, plan: ReportPlan, buffers: AnswerBuffers): Promise<AnswerBuffer & { groups: number }> {
   const ordered = await OrderedRows.of(grouped, rowsShape(plan), nextTurn);
   const answer = buffers.take(ordered.bytes);
   const bytes = answer.bytes;
@@ -97,5 +108,5 @@ export async function writeReportRows(grouped: GroupedRows, plan: ReportPlan, bu
     at = ordered.write(bytes, view, at, start, Math.min(ordered.shown, start + SLICE_ROWS));
   }
   bytes[at++] = 0x5d;
-  return { bytes: bytes.subarray(0, at), release: answer.release };
+  return { bytes: bytes.subarray(0, at), release: answer.release, groups: ordered.groups };
 }

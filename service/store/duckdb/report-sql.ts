@@ -36,7 +36,8 @@ export type ReportSql =
  * string as its dictionary code, a code as itself), then the sum of each of the plan's counters
  * as a DOUBLE (`sums` says how each is read), from which JS computes the metrics as `metrics`
  * says (metric-columns.ts): DuckDB binding and planning the metric expressions and the grouping's
- * CTE was ~0.7 of its ~1.8 ms for the month by date × country (docs/benchmarks.md).
+ * CTE was ~0.7 of its ~1.8 ms for the month by date × country (docs/benchmarks.md). For a plan
+ * whose rows the writer merges (`rowsMergedByWriter`), the rows ungrouped: a group may be several.
  * Its values are the copy's values less the limit (the last).
  */
 export interface ReportColumnsSql {
@@ -175,8 +176,9 @@ function columnsSql(plan: ReportPlan, from: string): ReportColumnsSql | undefine
   const money = new Set(reportModel.counters.filter((c) => c.type === "money").map((c) => c.name));
   const sums = plan.counters.map((c): MetricColumn => (money.has(c) ? { kind: "double" } : { kind: "integer" }));
   const groups = plan.dimensions.map((_, i) => `k${i}`).join(", ");
+  // Rows one per group, or merged by the writer once ordered (plan.ts, `rowsMergedByWriter`): each row's counters as they are.
   return {
-    sql: plan.rowsAreGroups
+    sql: plan.rowsAreGroups || plan.rowsMergedByWriter
       ? `SELECT ${[...keys, ...plan.counters.map((c) => `CAST(${c} AS DOUBLE)`)].join(", ")} ${from}`
       : `SELECT ${[...keys, ...plan.counters.map((c) => `CAST(SUM(${c}) AS DOUBLE)`)].join(", ")} ${from} GROUP BY ${groups}`,
     sums,

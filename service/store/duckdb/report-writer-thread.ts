@@ -17,7 +17,7 @@ import { StoreError } from "../errors.js";
 import type { AnswerBuffer, AnswerBuffers } from "./answer-buffers.js";
 import type { DictionaryName } from "./dictionary-names.js";
 import type { MetricColumn } from "./report-sql.js";
-import type { GroupedRows, RowsShape } from "./report-writer.js";
+import type { GroupedRows, MergedSums, RowsShape } from "./report-writer.js";
 
 /** Dictionary names new to the thread, packed: entry i's JSON text and UTF-8 bytes end at `ends[2i]` and `ends[2i + 1]` of `text`. */
 export interface PackedNames {
@@ -38,6 +38,8 @@ export type ToWriter =
       keys: (Int32Array | Float64Array)[];
       metrics: Float64Array[];
       metricColumns: MetricColumn[];
+      /** Rows to merge once ordered (report-writer.ts), `metrics` holding their sums. */
+      merge: MergedSums | null;
       /** Per dimension: the names table (sent before) of a string dimension, else null. */
       tables: (number | null)[];
       /** Memory to write the answer into, when large enough. */
@@ -45,7 +47,7 @@ export type ToWriter =
     };
 
 /** Messages from the thread: the answer's memory and length (and the spare, unused), or why it failed. */
-export type FromWriter = { type: "written"; id: number; memory: ArrayBuffer; length: number; spare: ArrayBuffer | null } | { type: "failed"; id: number; message: string };
+export type FromWriter = { type: "written"; id: number; memory: ArrayBuffer; length: number; groups: number; spare: ArrayBuffer | null } | { type: "failed"; id: number; message: string };
 
 /** Starts the thread; a test may give one of its own. */
 export type StartWriter = () => Worker;
@@ -62,8 +64,11 @@ export const reportWriterStarter =
   () =>
     startWorker(import.meta.url, "report-writer-worker", { workerData: { nice } satisfies WriterData });
 
+/** A written answer and how many groups it has before the limit's cut. */
+export type WrittenRows = AnswerBuffer & { groups: number };
+
 interface Pending {
-  resolve: (answer: AnswerBuffer) => void;
+  resolve: (answer: WrittenRows) => void;
   reject: (error: Error) => void;
   buffers: AnswerBuffers;
 }
@@ -85,18 +90,18 @@ export class ReportWriterThread {
   constructor(private readonly start: StartWriter = reportWriterStarter()) {}
 
   /** Writes grouped rows as the report's JSON array on the thread; the columns' memory moves there. */
-  write(grouped: GroupedRows, shape: RowsShape, buffers: AnswerBuffers): Promise<AnswerBuffer> {
+  write(grouped: GroupedRows, shape: RowsShape, buffers: AnswerBuffers): Promise<WrittenRows> {
     if (this.closed) return Promise.reject(new StoreError("ADX_ERR_STORE_CLOSED", "the report store is closed"));
     const worker = this.running();
     const tables = shape.dimensions.map((d, i) => (d.type === "string" ? this.sendNames(worker, d.name, grouped.names[i]!) : null));
     const id = ++this.lastId;
     const spare = buffers.takeSpare() ?? null;
     const columns = [...grouped.keys, ...grouped.metrics];
-    const message: ToWriter = { type: "write", id, shape, rows: grouped.rows, keys: grouped.keys, metrics: grouped.metrics, metricColumns: grouped.metricColumns, tables, spare };
+    const message: ToWriter = { type: "write", id, shape, rows: grouped.rows, keys: grouped.keys, metrics: grouped.metrics, metricColumns: grouped.metricColumns, merge: grouped.merge ?? null, tables, spare };
     // A plain count's column is its sum's own array (metric-columns.ts): each buffer moves once.
     const moved = [...new Set(columns.map((c) => c.buffer as ArrayBuffer))];
     if (spare !== null) moved.push(spare);
-    const answer = new Promise<AnswerBuffer>((resolve, reject) => {
+    const answer = new Promise<WrittenRows>((resolve, reject) => {
       this.pending.set(id, { resolve, reject, buffers });
       if (this.pending.size === 1) worker.ref();
       try {
@@ -145,7 +150,7 @@ export class ReportWriterThread {
     if (this.pending.size === 0) this.worker?.unref();
     if (message.type === "failed") return job.reject(new Error(`the report writer thread failed: ${message.message}`));
     if (message.spare !== null) job.buffers.give(message.spare);
-    job.resolve(job.buffers.adopt(message.memory, message.length));
+    job.resolve({ ...job.buffers.adopt(message.memory, message.length), groups: message.groups });
   }
 
   /** The thread is gone: its reports fail, and the next report starts another. */

@@ -34,7 +34,7 @@ function write(job: Extract<ToWriter, { type: "write" }>): void {
       if (found === undefined) throw new Error(`names table ${table} was never sent`);
       return found;
     });
-    const grouped: GroupedRows = { kind: "grouped", rows: job.rows, keys: job.keys, names, metrics: job.metrics, metricColumns: job.metricColumns };
+    const grouped: GroupedRows = { kind: "grouped", rows: job.rows, keys: job.keys, names, metrics: job.metrics, metricColumns: job.metricColumns, merge: job.merge ?? undefined };
     const ordered = OrderedRows.ofNow(grouped, job.shape);
     let memory: ArrayBuffer;
     if (spare !== null && spare.byteLength >= ordered.bytes) {
@@ -42,7 +42,7 @@ function write(job: Extract<ToWriter, { type: "write" }>): void {
       spare = null;
     } else memory = new ArrayBuffer(roomFor(ordered.bytes));
     const length = ordered.writeAll(new Uint8Array(memory, 0, ordered.bytes));
-    send({ type: "written", id: job.id, memory, length, spare }, spare === null ? [memory] : [memory, spare]);
+    send({ type: "written", id: job.id, memory, length, groups: ordered.groups, spare }, spare === null ? [memory] : [memory, spare]);
   } catch (error) {
     send({ type: "failed", id: job.id, message: (error as Error)?.message ?? String(error) });
   }

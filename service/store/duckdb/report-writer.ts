@@ -6,7 +6,9 @@
  * in slices (report-rows.ts, small reports) and whole on the report writer's thread
  * (report-writer-worker.ts, large ones).
  */
+import type { Counter, ReportMetricTable } from "@adxkit/bindings/reports";
 import type { DictionaryName } from "./dictionary-names.js";
+import { metricColumnsFromSums } from "./metric-columns.js";
 import { writeAscii, writeInteger, writeScaled } from "./json-numbers.js";
 import { duckdbJsonDouble } from "./json-text.js";
 import type { MetricColumn } from "./report-sql.js";
@@ -19,8 +21,23 @@ export interface GroupedRows {
   keys: (Int32Array | Float64Array)[];
   /** Per dimension: the names of a string dimension's codes. */
   names: (Map<number, DictionaryName> | undefined)[];
+  /** The metrics' columns; with `merge`, the counters' sums of each row read instead. */
   metrics: Float64Array[];
   metricColumns: MetricColumn[];
+  /** Rows that are not yet one per group (plan.ts, `rowsMergedByWriter`): merged once ordered, then the metrics computed. */
+  merge?: MergedSums;
+}
+
+/**
+ * How merged rows' sums become the metrics (metric-columns.ts): `GroupedRows.metrics` holds the
+ * sums of `counters`, each a count whose column's absolute values add up below 2^53 (checked
+ * when read: every sum of them is then exact in a double), or money, added in the order of the
+ * rows read, which is the order DuckDB's grouping adds them in on one thread.
+ */
+export interface MergedSums {
+  counters: Counter[];
+  formulas: ReportMetricTable[];
+  zero: number;
 }
 
 /** What the answer's shape takes from the report's plan: plain data, which a thread is sent. */
@@ -154,16 +171,40 @@ function rowOrder(rows: number, dimensions: RankedDimension[]): Uint32Array {
   return order;
 }
 
+/**
+ * Merges each run of ordered rows with the same key into its first row (`order` is stable, so
+ * that is the run's first row read, and the sums add in the order read) and returns the runs'
+ * first rows, in order: the groups.
+ */
+function mergeNeighbours(order: Uint32Array, dimensions: RankedDimension[], sums: Float64Array[]): Uint32Array {
+  const rows = order.length;
+  if (rows === 0) return order;
+  const firsts = new Uint32Array(rows);
+  let groups = 0;
+  let first = (firsts[groups++] = order[0]);
+  for (let r = 1; r < rows; r++) {
+    const i = order[r];
+    let same = true;
+    for (let d = 0; d < dimensions.length && same; d++) same = dimensions[d].ranks[i] === dimensions[d].ranks[first];
+    if (!same) first = firsts[groups++] = i;
+    else for (let c = 0; c < sums.length; c++) sums[c][first] += sums[c][i];
+  }
+  return firsts.subarray(0, groups);
+}
+
 /** The longest text `writeScaled`, `writeInteger` or `duckdbJsonDouble` gives (`-1.7976931348623157e308`). */
 const MAX_NUMBER_BYTES = 24;
 
 /** Grouped rows ranked and ordered, ready to be written: `bytes` is the most the answer can take. */
 export class OrderedRows {
+  /** How many groups (rows before the limit's cut). */
+  readonly groups: number;
   /** How many rows the answer shows (the limit's cut). */
   readonly shown: number;
   /** An upper bound of the answer's bytes. */
   readonly bytes: number;
   private readonly order: Uint32Array;
+  private readonly metrics: Float64Array[];
   private readonly keyText: Uint8Array;
   private readonly keyEnds: Int32Array;
 
@@ -173,8 +214,17 @@ export class OrderedRows {
     private readonly dimensions: RankedDimension[],
   ) {
     const metricKeys = shape.metrics.map((m) => `,${JSON.stringify(m)}:`);
-    this.order = rowOrder(grouped.rows, dimensions);
-    this.shown = Math.min(grouped.rows, shape.limit);
+    const order = rowOrder(grouped.rows, dimensions);
+    const { merge } = grouped;
+    if (merge === undefined) {
+      this.order = order;
+      this.metrics = grouped.metrics;
+    } else {
+      this.order = mergeNeighbours(order, dimensions, grouped.metrics);
+      this.metrics = metricColumnsFromSums(merge.formulas, merge.counters, grouped.metrics, merge.zero);
+    }
+    this.groups = this.order.length;
+    this.shown = Math.min(this.groups, shape.limit);
     // The other metrics' keys, one after the other: metric m's (m ≥ 1) ends at keyEnds[m].
     this.keyText = new Uint8Array(Buffer.from(metricKeys.slice(1).join(""), "latin1"));
     this.keyEnds = new Int32Array(metricKeys.length);
@@ -207,8 +257,8 @@ export class OrderedRows {
 
   /** Writes the shown rows `from` to `to` (in order) at `at` of `bytes` (`[` first and `]` last are the caller's); the offset after them. */
   write(bytes: Uint8Array, view: DataView, at: number, from: number, to: number): number {
-    const { order, dimensions, keyText, keyEnds } = this;
-    const { metrics, metricColumns } = this.grouped;
+    const { order, dimensions, keyText, keyEnds, metrics } = this;
+    const { metricColumns } = this.grouped;
     for (let r = from; r < to; r++) {
       const i = order[r];
       if (r > 0) bytes[at++] = 0x2c;

@@ -94,6 +94,8 @@ export async function runReportJson(connection: DuckDBConnection, codes: Diction
     if (result.rowCount === 0) return { total: 0, rowsJson: EMPTY_ARRAY };
     if (result.rowCount <= maxRowsInJs) {
       const grouped = await readGroupedRows(connection, result, plan, report.columns.sums, names);
+      // Rows not yet one per group: the writer merges them once ordered, then computes the metrics (report-writer.ts).
+      if (grouped !== undefined && plan.rowsMergedByWriter) return { ...grouped, metricColumns: report.columns.metrics, merge: { counters: plan.counters, formulas: plan.metrics, zero: plan.zeroDenominator } };
       if (grouped !== undefined) return { ...grouped, metrics: metricColumnsFromSums(plan.metrics, plan.counters, grouped.metrics, plan.zeroDenominator), metricColumns: report.columns.metrics };
     }
   }

@@ -195,8 +195,8 @@ export class DuckDBReportStore implements ReportStore {
       }
       if (!("kind" in answer)) return answer;
       // Written after the connection is given back: another report's query runs meanwhile.
-      const { bytes, release } = answer.rows >= this.writerFromRows ? await this.writer.write(answer, rowsShape(plan), this.answerBuffers) : await writeReportRows(answer, plan, this.answerBuffers);
-      return { total: answer.rows, rowsJson: bytes, release };
+      const { bytes, release, groups } = answer.rows >= this.writerFromRows ? await this.writer.write(answer, rowsShape(plan), this.answerBuffers) : await writeReportRows(answer, plan, this.answerBuffers);
+      return { total: groups, rowsJson: bytes, release };
     };
     return readsFactDetail(planned) ? this.detailedReports.run(run) : run();
   }
