@@ -4,6 +4,8 @@
  * loop's answers wait for (docs/benchmarks.md, "Heavy reports, part three"). Linux keeps a nice
  * value per thread (setpriority on a thread id changes that thread only), and any process may
  * raise its own threads' nice value; elsewhere (no /proc), or where refused, nothing changes.
+ * Optionally (`idlePolicy`) they also go to Linux's SCHED_IDLE policy, which a waking event loop
+ * preempts at once ("Background threads at SCHED_IDLE", docs/benchmarks.md).
  */
 import { execFileSync } from "node:child_process";
 import { closeSync, constants, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
@@ -150,6 +152,40 @@ export function lowerPriority(tids: Iterable<number>, nice: number): number[] {
     } catch {
       // The thread ended, or the system refuses: it keeps its priority.
     }
+  }
+  return changed;
+}
+
+/** Linux's number of the SCHED_IDLE policy (sched.h), as /proc shows a thread's policy. */
+const SCHED_IDLE = 5;
+
+/** A thread's scheduling policy: field 41 of its stat line, the 39th after the command's closing parenthesis; undefined when unknown. */
+export function policyOf(tid: number): number | undefined {
+  try {
+    const policy = Number(readFileSync(`/proc/self/task/${tid}/stat`, "utf8").split(") ")[1].split(" ")[38]);
+    return Number.isInteger(policy) ? policy : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Puts each thread under SCHED_IDLE (Linux): it runs only when no thread of another policy in its
+ * scheduling group wants its core, and a waking one preempts it at once, where a nice value only
+ * shortens its turn. Node has no call for it: util-linux's `chrt --idle -p 0 <tid>` sets it (one
+ * process per thread, a few ms each, once per thread). The threads now under it; an ended thread,
+ * a refusal or no `chrt` is skipped (the thread keeps its policy and nice value).
+ */
+export function idlePolicy(tids: Iterable<number>): number[] {
+  const changed: number[] = [];
+  for (const tid of tids) {
+    if (policyOf(tid) === SCHED_IDLE) continue;
+    try {
+      execFileSync("chrt", ["--idle", "-p", "0", String(tid)], { stdio: "ignore", timeout: 5_000 });
+    } catch {
+      // No chrt, a refusal, or the thread ended.
+    }
+    if (policyOf(tid) === SCHED_IDLE) changed.push(tid);
   }
   return changed;
 }

@@ -108,6 +108,19 @@ export const serveOptions: readonly ServeOption[] = [
     "description": "The nice value (Linux) of the threads doing a DuckDB store's heavy work: DuckDB's own, libuv's threadpool (where DuckDB's queries and the exchange's loads of facts run) and the report writer's. Above 0 they give way to the event loop when both want a core, so a heavy report delays the auctions and cheap requests less; they also give way to other work on the machine (at 19 almost entirely: on a machine kept busy by other processes, reports then crawl). 0 leaves them at the event loop's priority. A thread's nice value is only ever raised; elsewhere than Linux, or where refused, nothing changes (docs/reports.md)."
   },
   {
+    "name": "backgroundIdle",
+    "flag": "--background-idle",
+    "env": [
+      "ADXKIT_BACKGROUND_IDLE"
+    ],
+    "secret": false,
+    "type": [
+      "boolean"
+    ],
+    "default": false,
+    "description": "Also put those threads under Linux's SCHED_IDLE policy (through util-linux's `chrt`): a waking event loop then takes their core at once, where a nice value only shortens their turn, so cheap requests and auctions wait less behind heavy reports. They run only when no other thread of the server's scheduling group (its session's or its cgroup's processes) wants the core: beside a busy process in the same group, heavy reports crawl (ten times slower in docs/benchmarks.md). Without `chrt`, elsewhere than Linux, or where refused, nothing changes."
+  },
+  {
     "name": "warmUpRequests",
     "flag": "--warm-up-requests <n>",
     "env": [

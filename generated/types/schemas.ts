@@ -1739,6 +1739,10 @@ duckdbMemoryLimit?: string
  */
 backgroundNice?: number
 /**
+ * Also put those threads under Linux's SCHED_IDLE policy (through util-linux's `chrt`): a waking event loop then takes their core at once, where a nice value only shortens their turn, so cheap requests and auctions wait less behind heavy reports. They run only when no other thread of the server's scheduling group (its session's or its cgroup's processes) wants the core: beside a busy process in the same group, heavy reports crawl (ten times slower in docs/benchmarks.md). Without `chrt`, elsewhere than Linux, or where refused, nothing changes.
+ */
+backgroundIdle?: boolean
+/**
  * Report requests the server sends itself (without a socket, at most 5 s of them) before it listens, as an account made up for them and valid only until they end, on a publisher no store knows: the first clients' report requests then run code V8 has already optimised (a fresh server's first month totals cost its event loop 2–3 times the CPU of later ones). 0 sends none.
  */
 warmUpRequests?: number

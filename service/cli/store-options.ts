@@ -25,6 +25,8 @@ export interface StoreCommandOptions {
   duckdbMemoryLimit?: string;
   /** The background threads' nice value when serving (serve's option; default `serveBackgroundNice()`). */
   backgroundNice?: number;
+  /** The background threads also under SCHED_IDLE when serving (serve's --background-idle). */
+  backgroundIdle?: boolean;
 }
 
 /** Adds the store's flags next to a command's --db: serve's own (spec/schemas/serve-options.yaml), the same text and checks. */
@@ -73,5 +75,6 @@ export function openStoreFrom(options: StoreCommandOptions, { create, serving = 
   const clickhouseUrl = given.clickhouseUrl === undefined ? undefined : withPassword(given.clickhouseUrl, password);
   const threads = given.duckdbThreads ?? (serving ? serveThreads() : undefined);
   const backgroundNice = serving ? (options.backgroundNice ?? serveBackgroundNice()) : undefined;
-  return openStore({ db: options.db, store: engine, clickhouseUrl, duckdbThreads: threads, duckdbMemoryLimit: given.duckdbMemoryLimit, backgroundNice });
+  const backgroundIdle = serving ? options.backgroundIdle === true : undefined;
+  return openStore({ db: options.db, store: engine, clickhouseUrl, duckdbThreads: threads, duckdbMemoryLimit: given.duckdbMemoryLimit, backgroundNice, backgroundIdle });
 }

@@ -220,6 +220,8 @@ export interface StoreOptions {
    * comes first for a core (default: none changed).
    */
   backgroundNice?: number;
+  /** The same threads also under Linux's SCHED_IDLE policy (service/thread-priority.ts `idlePolicy`; default: not). */
+  backgroundIdle?: boolean;
 }
 
 /** `report` from `reportJson`: the rows parsed (for callers that want objects). */

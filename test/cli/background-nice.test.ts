@@ -1,19 +1,21 @@
 // `adxkit serve --background-nice N` (spec/schemas/serve-options.yaml): the server's DuckDB and
 // threadpool threads run at nice N, its event loop's thread at the nice it was started with, as
 // Linux shows them in /proc/<pid>/task/<tid>/stat. Runs the compiled CLI (dist/) as a child
-// process on 127.0.0.1. Linux only.
+// process on 127.0.0.1. With --background-idle, the same threads under SCHED_IDLE (policy 5, field
+// 41 of the stat line). Linux only.
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { getPriority, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { BUILT, freePort, startServerProcess, stopServerProcess } from "../helpers/server-process.js";
 
-/** Each thread's nice value (field 19 of its stat line), by thread id. */
-function niceValues(pid: number): Map<number, number> {
+/** Each thread's nice value (field 19 of its stat line), or with `field: 41` its scheduling policy, by thread id. */
+function niceValues(pid: number, field = 19): Map<number, number> {
   const values = new Map<number, number>();
   for (const tid of readdirSync(`/proc/${pid}/task`).map(Number)) {
     try {
-      values.set(tid, Number(readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8").split(") ")[1].split(" ")[16]));
+      values.set(tid, Number(readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8").split(") ")[1].split(" ")[field - 3]));
     } catch {
       // The thread ended meanwhile.
     }
@@ -22,6 +24,16 @@ function niceValues(pid: number): Map<number, number> {
 }
 
 const LINUX = existsSync("/proc/thread-self");
+
+/** Whether util-linux's chrt runs here (--background-idle needs it). */
+function hasChrt(): boolean {
+  try {
+    execFileSync("chrt", ["--version"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
 /** The nice value the servers start with: this process's own (0 unless the tests run under `nice`). */
 const OWN = getPriority();
 
@@ -30,11 +42,11 @@ describe.skipIf(!BUILT || !LINUX || OWN !== 0)(`serve's background threads' prio
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   /** The nice values of a server started with ARGS: its event loop's, and how many other threads have each value. */
-  async function threadsOf(name: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ eventLoop: number; others: Record<number, number> }> {
+  async function threadsOf(name: string, args: string[], env: NodeJS.ProcessEnv = process.env, field = 19): Promise<{ eventLoop: number; others: Record<number, number> }> {
     const server = await startServerProcess(name, ["--db", join(dir, `${name}.duckdb`), ...args], await freePort(), env);
     try {
       const pid = server.child.pid!;
-      const values = niceValues(pid);
+      const values = niceValues(pid, field);
       const others: Record<number, number> = {};
       for (const [tid, nice] of values) if (tid !== pid) others[nice] = (others[nice] ?? 0) + 1;
       return { eventLoop: values.get(pid)!, others };
@@ -57,5 +69,12 @@ describe.skipIf(!BUILT || !LINUX || OWN !== 0)(`serve's background threads' prio
     const off = await threadsOf("off", ["--duckdb-threads", "2"], { ...process.env, ADXKIT_BACKGROUND_NICE: "0" });
     expect(Object.keys(off.others)).toEqual(["0"]);
     expect(off.eventLoop).toBe(0);
+  });
+
+  it.skipIf(!hasChrt())("--background-idle: DuckDB's thread and libuv's four under SCHED_IDLE, the event loop's and V8's not", { timeout: 120_000 }, async () => {
+    const { eventLoop, others } = await threadsOf("idle", ["--background-idle", "--duckdb-threads", "2"], process.env, 41);
+    expect(eventLoop).toBe(0);
+    expect(others[5]).toBe(5);
+    expect(others[0]).toBeGreaterThan(0);
   });
 });

@@ -57,6 +57,7 @@ describe.skipIf(!BUILT)(`adxkit serve's options${BUILT ? "" : " — SKIPPED: dis
       db: { value: "./data/adxkit.duckdb", from: "default" },
       store: { value: "duckdb", from: "default" },
       backgroundNice: { value: 10, from: "default" },
+      backgroundIdle: { value: false, from: "default" },
       warmUpRequests: { value: 300, from: "default" },
       clickhouseUrl: { value: "http://adxkit:[redacted]@ch.example:8123/adxkit", from: "ADXKIT_CLICKHOUSE_URL" },
       clickhousePassword: { value: "[redacted]", from: "ADXKIT_CLICKHOUSE_PASSWORD_FILE" },

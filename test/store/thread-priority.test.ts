@@ -1,6 +1,7 @@
 // Background threads at a lower priority (service/thread-priority.ts): the nice value each thread
 // has, as Linux shows it in /proc/self/task/<tid>/stat, after the store opens and writes a large
-// report with `backgroundNice`; the event loop's thread keeps its own. Linux only.
+// report with `backgroundNice`; the event loop's thread keeps its own. With `backgroundIdle`, the
+// same threads under SCHED_IDLE (util-linux's chrt). Linux only.
 import { execFileSync } from "node:child_process";
 import { closeSync, constants, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { open } from "node:fs/promises";
@@ -9,7 +10,7 @@ import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
 import { DuckDBReportStore } from "../../service/store/duckdb/store.js";
-import { heldPoolThreads, lowerPriority, ownThreadId, poolThreadIds, threadIds } from "../../service/thread-priority.js";
+import { heldPoolThreads, idlePolicy, lowerPriority, ownThreadId, policyOf, poolThreadIds, threadIds } from "../../service/thread-priority.js";
 import { supply, supplyQuery } from "./helpers.js";
 
 /** A thread's nice value: field 19 of its stat line, the 17th after the command's closing parenthesis. */
@@ -20,6 +21,19 @@ async function spareThread(): Promise<{ tid: number; end: () => Promise<number> 
   const worker = new Worker(`require("node:worker_threads").parentPort.postMessage(require("node:fs").readlinkSync("/proc/thread-self")); setInterval(() => {}, 1000);`, { eval: true });
   const link = await new Promise<string>((resolve) => worker.once("message", resolve));
   return { tid: Number(/\/task\/(\d+)$/.exec(link)![1]), end: () => worker.terminate() };
+}
+
+/** Linux's SCHED_OTHER and SCHED_IDLE, as /proc shows a thread's policy. */
+const [SCHED_OTHER, SCHED_IDLE] = [0, 5];
+
+/** Whether util-linux's chrt runs here (`idlePolicy` needs it). */
+function hasChrt(): boolean {
+  try {
+    execFileSync("chrt", ["--version"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 describe.skipIf(!existsSync("/proc/thread-self"))("background threads' priority (Linux)", () => {
@@ -88,6 +102,39 @@ describe.skipIf(!existsSync("/proc/thread-self"))("background threads' priority 
       const started = threadIds().filter((tid) => !opened.includes(tid));
       expect(started.filter((tid) => niceOf(tid) === 9)).toHaveLength(1);
       expect(niceOf(process.pid)).toBe(0);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it.skipIf(!hasChrt())("puts a thread under SCHED_IDLE, once; an ended thread is skipped", async () => {
+    const { tid, end } = await spareThread();
+    try {
+      expect(policyOf(tid)).toBe(SCHED_OTHER);
+      expect(idlePolicy([tid])).toEqual([tid]);
+      expect(policyOf(tid)).toBe(SCHED_IDLE);
+      expect(idlePolicy([tid])).toEqual([]);
+      expect(idlePolicy([2 ** 30])).toEqual([]);
+      expect(policyOf(process.pid)).toBe(SCHED_OTHER);
+    } finally {
+      await end();
+    }
+  });
+
+  it.skipIf(!hasChrt())("a store opened with backgroundIdle puts DuckDB's threads, the pool's and the report writer's under SCHED_IDLE, not the event loop's", { timeout: 60_000 }, async () => {
+    const before = threadIds();
+    const store = await DuckDBReportStore.open(":memory:", { threads: 2, backgroundIdle: true, writerFromRows: 1 });
+    try {
+      const opened = threadIds();
+      const duckdb = opened.filter((tid) => !before.includes(tid));
+      expect(duckdb.length).toBeGreaterThanOrEqual(1);
+      for (const tid of [...duckdb, ...(await poolThreadIds())]) expect(policyOf(tid)).toBe(SCHED_IDLE);
+
+      await store.ingest(Array.from({ length: 50 }, (_, i) => supply({ app_bundle_id: `app-${i}` })));
+      expect((await store.report(supplyQuery({ dimensions: ["app_bundle_id"], metrics: ["revenue"] }))).total).toBe(50);
+      const started = threadIds().filter((tid) => !opened.includes(tid));
+      expect(started.filter((tid) => policyOf(tid) === SCHED_IDLE)).toHaveLength(1);
+      expect(policyOf(process.pid)).toBe(SCHED_OTHER);
     } finally {
       await store.close();
     }

@@ -37,7 +37,7 @@ Examples:
       await assertPortFree(host, port);
       const db = options.db ?? "./data/adxkit.duckdb";
       const store = await openStoreFrom(
-        { db, store: options.store, clickhouseUrl: options.clickhouseUrl, clickhousePassword: options.clickhousePassword, duckdbThreads: options.duckdbThreads, duckdbMemoryLimit: options.duckdbMemoryLimit, backgroundNice: options.backgroundNice },
+        { db, store: options.store, clickhouseUrl: options.clickhouseUrl, clickhousePassword: options.clickhousePassword, duckdbThreads: options.duckdbThreads, duckdbMemoryLimit: options.duckdbMemoryLimit, backgroundNice: options.backgroundNice, backgroundIdle: options.backgroundIdle },
         { create: true, serving: true },
       );
       const serverOptions: ServerOptions = {

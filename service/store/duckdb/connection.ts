@@ -13,7 +13,7 @@ import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
 import { serveDefault } from "../../serve-defaults.js";
 import { StoreError } from "../errors.js";
 import { migrate } from "./migrations.js";
-import { lowerPriority, poolThreadIds, threadIds } from "../../thread-priority.js";
+import { idlePolicy, lowerPriority, poolThreadIds, threadIds } from "../../thread-priority.js";
 
 /** Default number of pooled connections: enough for a few concurrent reports on a small machine. */
 export const DEFAULT_POOL_SIZE = 4;
@@ -109,6 +109,8 @@ export interface DuckDBOptions {
   memoryLimit?: string;
   /** DuckDB's threads and libuv's threadpool (where its queries run) at this nice value (Linux; 0 or none: unchanged), so the event loop comes first. */
   backgroundNice?: number;
+  /** The same threads also under Linux's SCHED_IDLE policy (`idlePolicy`): a waking event loop preempts them at once. */
+  backgroundIdle?: boolean;
   poolSize?: number;
 }
 
@@ -133,14 +135,16 @@ export async function openDatabase(db: string, options: DuckDBOptions = {}): Pro
     config.memory_limit = options.memoryLimit;
   }
   const nice = options.backgroundNice ?? 0;
-  const before = nice > 0 ? threadIds() : [];
+  const idle = options.backgroundIdle === true;
+  const before = nice > 0 || idle ? threadIds() : [];
   const instance = await DuckDBInstance.create(db, config).catch((error: unknown) => {
     throw lockError(db, error) ?? error;
   });
-  if (nice > 0) {
+  if (nice > 0 || idle) {
     // DuckDB starts its worker threads with the instance: the threads new since are its own.
-    const duckdb = threadIds().filter((tid) => !before.includes(tid));
-    lowerPriority([...duckdb, ...(await poolThreadIds())], nice);
+    const background = [...threadIds().filter((tid) => !before.includes(tid)), ...(await poolThreadIds())];
+    if (nice > 0) lowerPriority(background, nice);
+    if (idle) idlePolicy(background);
   }
   // DuckDB creates the file with the umask's mode (and refuses one made empty beforehand): owner only, now.
   if (created) await chmod(db, PRIVATE_FILE).catch(() => undefined);

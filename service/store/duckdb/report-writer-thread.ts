@@ -56,13 +56,15 @@ export type StartWriter = () => Worker;
 export interface WriterData {
   /** The thread's nice value (Linux), set by itself at start; undefined: unchanged. */
   nice?: number;
+  /** Under SCHED_IDLE (Linux), set by itself at start. */
+  idle?: boolean;
 }
 
-/** Starts the report writer's thread, at nice value `nice` when given (service/thread-priority.ts). */
+/** Starts the report writer's thread, at nice value `nice` when given, under SCHED_IDLE with `idle` (service/thread-priority.ts). */
 export const reportWriterStarter =
-  (nice?: number): StartWriter =>
+  (nice?: number, idle?: boolean): StartWriter =>
   () =>
-    startWorker(import.meta.url, "report-writer-worker", { workerData: { nice } satisfies WriterData });
+    startWorker(import.meta.url, "report-writer-worker", { workerData: { nice, idle } satisfies WriterData });
 
 /** A written answer and how many groups it has before the limit's cut. */
 export type WrittenRows = AnswerBuffer & { groups: number };

@@ -4,16 +4,17 @@
  * dictionary names it is sent, by table, until told to forget a table.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { lowerPriority, ownThreadId } from "../../thread-priority.js";
+import { idlePolicy, lowerPriority, ownThreadId } from "../../thread-priority.js";
 import { roomFor } from "./answer-buffers.js";
 import type { DictionaryName } from "./dictionary-names.js";
 import { unpackNames, type FromWriter, type ToWriter, type WriterData } from "./report-writer-thread.js";
 import { OrderedRows, type GroupedRows } from "./report-writer.js";
 
 const port = parentPort!;
-const { nice } = (workerData ?? {}) as WriterData;
-const tid = nice === undefined || nice === 0 ? undefined : ownThreadId();
-if (tid !== undefined) lowerPriority([tid], nice!);
+const { nice, idle } = (workerData ?? {}) as WriterData;
+const tid = (nice === undefined || nice === 0) && idle !== true ? undefined : ownThreadId();
+if (tid !== undefined && nice !== undefined && nice > 0) lowerPriority([tid], nice);
+if (tid !== undefined && idle === true) idlePolicy([tid]);
 const tables = new Map<number, Map<number, DictionaryName>>();
 
 port.on("message", (message: ToWriter) => {
