@@ -41,10 +41,12 @@ Environment:
                        account per run, so use a copy
   WARM_UP=N            the server's warm-up requests before it listens (default serve's; 0: none)
   BACKGROUND_NICE=N    the server's background threads at nice N, 0-19 (default serve's; 0: unchanged)
+  BACKGROUND_IDLE=1    the same threads also under SCHED_IDLE (serve's --background-idle)
   THREADS=1            print, for the heavy phase, each server thread's time running and waiting for
                        a core (Linux), both processes' event loop delay and the cheap requests' time
                        inside the server
   CPU_PROFILE=FILE     write the server's main thread's CPU profile of the heavy phase there
+                       (sampled every 100 µs)
   ADXKIT_CLICKHOUSE_URL=URL  the ClickHouse server (default http://127.0.0.1:18123)
 
 Examples:
@@ -70,6 +72,8 @@ const duckdbFile = process.env.DUCKDB_FILE;
 /** BACKGROUND_NICE=<0-19>: the server's background threads at that nice value (`--background-nice`; 0: unchanged); default serve's. */
 const backgroundNiceGiven = process.env.BACKGROUND_NICE === undefined ? undefined : command.integer("BACKGROUND_NICE", 0);
 if (backgroundNiceGiven !== undefined && backgroundNiceGiven > 19) command.fail(`BACKGROUND_NICE must be 0-19 (got ${backgroundNiceGiven})`);
+/** BACKGROUND_IDLE=1: the same threads also under SCHED_IDLE (`--background-idle`). */
+const backgroundIdle = process.env.BACKGROUND_IDLE === "1";
 /** THREADS=1: print each server thread's run / wait during heavy reports and both processes' event loop delay. */
 const showThreads = process.env.THREADS === "1";
 /** CPU_PROFILE=<file>: the server's main thread's CPU profile during the heavy phase written there. */
@@ -257,7 +261,11 @@ async function main(): Promise<void> {
         threadsAt.set(m.phase, threadsSchedstat());
         if (m.phase === "heavy") loopDelay.reset();
         if (m.phase === "heavy") cheapInServer.length = 0;
-        if (m.phase === "heavy" && cpuProfile !== undefined) void profiler.post("Profiler.enable").then(() => profiler.post("Profiler.start"));
+        if (m.phase === "heavy" && cpuProfile !== undefined) void profiler.post("Profiler.enable").then(async () => {
+          // Every 100 µs: a busy stretch's samples then tell its CPU time (one sample per tick the thread ran).
+          await profiler.post("Profiler.setSamplingInterval", { interval: 100 });
+          await profiler.post("Profiler.start");
+        });
         if (m.phase === "end" && cpuProfile !== undefined) void profiler.post("Profiler.stop").then(({ profile }) => writeFileSync(cpuProfile, JSON.stringify(profile)));
         if (m.phase === "end") {
           loopDelay.disable();
@@ -295,7 +303,7 @@ async function main(): Promise<void> {
       () => openStore({ db }),
       async (loaded) => {
         await loaded.close();
-        return openStore({ db, duckdbThreads: serveThreads(), backgroundNice });
+        return openStore({ db, duckdbThreads: serveThreads(), backgroundNice, backgroundIdle });
       },
     );
   } finally {
