@@ -3,12 +3,12 @@
 // Linux shows them in /proc/<pid>/task/<tid>/stat. Runs the compiled CLI (dist/) as a child
 // process on 127.0.0.1. With --background-idle, the same threads under SCHED_IDLE (policy 5, field
 // 41 of the stat line). Linux only.
-import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { getPriority, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { BUILT, freePort, startServerProcess, stopServerProcess } from "../helpers/server-process.js";
+import { hasChrt } from "../helpers/chrt.js";
 
 /** Each thread's nice value (field 19 of its stat line), or with `field: 41` its scheduling policy, by thread id. */
 function niceValues(pid: number, field = 19): Map<number, number> {
@@ -25,15 +25,6 @@ function niceValues(pid: number, field = 19): Map<number, number> {
 
 const LINUX = existsSync("/proc/thread-self");
 
-/** Whether util-linux's chrt runs here (--background-idle needs it). */
-function hasChrt(): boolean {
-  try {
-    execFileSync("chrt", ["--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
 /** The nice value the servers start with: this process's own (0 unless the tests run under `nice`). */
 const OWN = getPriority();
 
@@ -43,7 +34,8 @@ describe.skipIf(!BUILT || !LINUX || OWN !== 0)(`serve's background threads' prio
 
   /** The nice values of a server started with ARGS: its event loop's, and how many other threads have each value. */
   async function threadsOf(name: string, args: string[], env: NodeJS.ProcessEnv = process.env, field = 19): Promise<{ eventLoop: number; others: Record<number, number> }> {
-    const server = await startServerProcess(name, ["--db", join(dir, `${name}.duckdb`), ...args], await freePort(), env);
+    // SCHED_IDLE threads (field 41's policy) start only in a scheduling group of their own: beside busy work they would get no core.
+    const server = await startServerProcess(name, ["--db", join(dir, `${name}.duckdb`), ...args], await freePort(), env, field === 41);
     try {
       const pid = server.child.pid!;
       const values = niceValues(pid, field);

@@ -36,9 +36,14 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Starts `adxkit serve ARGS --port PORT` and resolves once it prints its listening line (within 60 s: a loaded machine starts slowly). */
-export async function startServerProcess(name: string, args: string[], port: number, env: NodeJS.ProcessEnv = process.env): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [CLI, "serve", ...args, "--port", String(port), "--log-level", "warn"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+/**
+ * Starts `adxkit serve ARGS --port PORT` and resolves once it prints its listening line (within 60 s: a loaded machine starts slowly).
+ * `ownGroup`: in a session of its own, so in a scheduling group (autogroup) of its own: threads it
+ * puts under SCHED_IDLE then yield to its own threads only, not to the test run's other work
+ * (`npm run test:busy`'s CPU-bound processes would otherwise leave them no core at all).
+ */
+export async function startServerProcess(name: string, args: string[], port: number, env: NodeJS.ProcessEnv = process.env, ownGroup = false): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [CLI, "serve", ...args, "--port", String(port), "--log-level", "warn"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"], detached: ownGroup });
   const stderr: string[] = [];
   const stdout: string[] = [];
   child.stdout!.setEncoding("utf8");
