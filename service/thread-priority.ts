@@ -189,3 +189,13 @@ export function idlePolicy(tids: Iterable<number>): number[] {
   }
   return changed;
 }
+
+/**
+ * Puts background threads behind the event loop, as the store's options ask: at nice value `nice`
+ * (0: unchanged) and, with `idle`, also under SCHED_IDLE. DuckDB's and libuv's threads at open
+ * (connection.ts) and the report writer's thread at its start (report-writer-worker.ts).
+ */
+export function putBehind(tids: number[], nice: number, idle: boolean): void {
+  if (nice > 0) lowerPriority(tids, nice);
+  if (idle) idlePolicy(tids);
+}

@@ -13,7 +13,7 @@ import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
 import { serveDefault } from "../../serve-defaults.js";
 import { StoreError } from "../errors.js";
 import { migrate } from "./migrations.js";
-import { idlePolicy, lowerPriority, poolThreadIds, threadIds } from "../../thread-priority.js";
+import { poolThreadIds, putBehind, threadIds } from "../../thread-priority.js";
 
 /** Default number of pooled connections: enough for a few concurrent reports on a small machine. */
 export const DEFAULT_POOL_SIZE = 4;
@@ -142,9 +142,7 @@ export async function openDatabase(db: string, options: DuckDBOptions = {}): Pro
   });
   if (nice > 0 || idle) {
     // DuckDB starts its worker threads with the instance: the threads new since are its own.
-    const background = [...threadIds().filter((tid) => !before.includes(tid)), ...(await poolThreadIds())];
-    if (nice > 0) lowerPriority(background, nice);
-    if (idle) idlePolicy(background);
+    putBehind([...threadIds().filter((tid) => !before.includes(tid)), ...(await poolThreadIds())], nice, idle);
   }
   // DuckDB creates the file with the umask's mode (and refuses one made empty beforehand): owner only, now.
   if (created) await chmod(db, PRIVATE_FILE).catch(() => undefined);
