@@ -109,8 +109,8 @@ async function workbench(text: string, answers: Map<string, string>, spoolDir: s
   };
   seams.notices.send = () => {};
   const validate = validators["bid-request"];
-  /** The winning bid's burl of the last auction that had one: the exchange's /events/billing?token=…. */
-  let lastBurl = "";
+  /** The last answer's JSON text (its winning burl is the exchange's /events/billing?token=…). */
+  let lastAnswer = "";
   const one = async () => {
     const payload = parseBidRequestBody(text);
     const validation = validate(payload, undefined, { lenient: false });
@@ -118,8 +118,10 @@ async function workbench(text: string, answers: Map<string, string>, spoolDir: s
     // A busy machine can pause the process past an auction's tmax, which the exchange then sheds (counted, shown below).
     if (output.status === 204 && output.headers?.["x-adxkit-no-bid"] === "overloaded") return shed.count++;
     if (output.status !== 200) throw new Error(`auction answered ${output.status} ${JSON.stringify(output).slice(0, 300)}`);
-    lastBurl = (output.body as any).seatbid?.[0]?.bid?.[0]?.burl ?? lastBurl;
-    return JSON.stringify(output.body).length;
+    // The answer's JSON text (bid-response.ts writes it; an object body would be serialised by the route).
+    const answer = typeof output.body === "string" ? output.body : JSON.stringify(output.body);
+    lastAnswer = answer;
+    return answer.length;
   };
   return {
     async run(): Promise<number> {
@@ -140,7 +142,10 @@ async function workbench(text: string, answers: Map<string, string>, spoolDir: s
       return micros;
     },
     /** The length of the last winning burl, and of its token (the spec's burl-budget states a typical one). */
-    burlLength: () => `${lastBurl.length} (${new URL(lastBurl).searchParams.get("token")?.length})`,
+    burlLength: () => {
+      const lastBurl: string = JSON.parse(lastAnswer).seatbid?.[0]?.bid?.[0]?.burl ?? "";
+      return `${lastBurl.length} (${new URL(lastBurl).searchParams.get("token")?.length})`;
+    },
     close: () => exchange.close(),
   };
 }

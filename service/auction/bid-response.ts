@@ -9,11 +9,14 @@ import { encodeAuctionKey } from "@adxkit/bindings/reports";
 import { RESPONSE, rejectBid, type AuctionContext, type AuctionEnv, type Winner } from "./auction-context.js";
 import type { TextMarkupBid } from "./bid-checks.js";
 import { newTokenId, sealBillingToken, type BillingClaims } from "./billing-token.js";
-import { replaceMacros } from "./macros.js";
+import { randomBytes } from "node:crypto";
+import { markupJson, replaceMacros } from "./macros.js";
 import { fromMicros } from "./money.js";
 import type { NoticeSender } from "./notices.js";
 import type { NoticeThread } from "./notice-thread.js";
 import { macroValues } from "./winners.js";
+import type { MacroValues } from "./macros.js";
+import type { MediaKind } from "./markup.js";
 
 /** Where answers send the device to bill, and where their win notices go. */
 export interface AnswerSettings {
@@ -30,6 +33,7 @@ export function bidResponse(env: AuctionEnv, settings: AnswerSettings, context: 
   if (winners.length === 0) return { status: 204 };
   const currency = context.currency;
   const seats = new Map<string, Bid[]>();
+  const markups: AnsweredMarkup[] = [];
   const expires = env.clock() + settings.billingTtlMs;
   for (const winner of winners) {
     const { candidate, slot } = winner;
@@ -58,7 +62,10 @@ export function bidResponse(env: AuctionEnv, settings: AnswerSettings, context: 
     }
     const markup = winner.markup ?? bid.adm!;
     // The markup passed its check as this kind (checkBid, or fetchMissingMarkup): its values are escaped for that kind.
-    const out = answeredBid(bid, fromMicros(winner.clearingMicros), replaceMacros(markup, values, winner.kind ?? candidate.kind ?? "banner"), burl);
+    const kind = winner.kind ?? candidate.kind ?? "banner";
+    // Its JSON text is spliced into the answer's in place of a marker (answerText).
+    const out = answeredBid(bid, fromMicros(winner.clearingMicros), markerOf(markups.length), burl);
+    markups.push({ json: markupJson(markup, values, kind), markup, values, kind });
     let list = seats.get(candidate.seat);
     if (list === undefined) seats.set(candidate.seat, (list = []));
     list.push(out);
@@ -74,7 +81,63 @@ export function bidResponse(env: AuctionEnv, settings: AnswerSettings, context: 
   const seatbid: SeatBid[] = [];
   for (const [seat, bids] of seats) seatbid.push(seat === "" ? { bid: bids as SeatBid["bid"] } : { seat, bid: bids as SeatBid["bid"] });
   const body: BidResponse = { id: context.request.id, cur: currency, seatbid };
-  return { status: 200, body };
+  return { status: 200, body: answerText(body, markups), headers: JSON_ANSWER };
+}
+
+const JSON_ANSWER = Object.freeze({ "content-type": "application/json; charset=utf-8" });
+
+/** A winner's markup: its JSON text (markupJson), and what makes it again for the answer's slow path. */
+interface AnsweredMarkup {
+  json: string;
+  markup: string;
+  values: MacroValues;
+  kind: MediaKind;
+}
+
+/**
+ * Stands for the i-th winner's markup in the answer until its JSON text is spliced in: a NUL, a
+ * per-process random nonce, the index. Bidders and callers cannot know the nonce, and answerText
+ * checks that each marker occurs once anyway.
+ */
+const MARKER_PREFIX = `\u0000adxkit-markup:${randomBytes(8).toString("hex")}:`;
+const markerOf = (i: number) => MARKER_PREFIX + i;
+
+/**
+ * The answer's JSON text: JSON.stringify(body), each markup marker's JSON string replaced by its
+ * markup's JSON text (markupJson). The same text as JSON.stringify of the body holding the
+ * markups themselves, without escaping their thousands of characters on every auction; when a
+ * marker is not found exactly once (never expected), the body is serialised with its markups.
+ */
+function answerText(body: BidResponse, markups: readonly AnsweredMarkup[]): string {
+  const text = JSON.stringify(body);
+  const found: { at: number; end: number; json: string }[] = [];
+  for (let i = 0; i < markups.length; i++) {
+    const marker = JSON.stringify(markerOf(i));
+    const at = text.indexOf(marker);
+    if (at === -1 || text.indexOf(marker, at + 1) !== -1) return withMarkups(body, markups);
+    found.push({ at, end: at + marker.length, json: markups[i].json });
+  }
+  if (found.length > 1) found.sort((a, b) => a.at - b.at);
+  const parts: string[] = [];
+  let last = 0;
+  for (const { at, end, json } of found) {
+    parts.push(text.slice(last, at), json);
+    last = end;
+  }
+  parts.push(text.slice(last));
+  return parts.join("");
+}
+
+/** JSON.stringify of the body with each marker replaced by its markup (macros replaced). */
+function withMarkups(body: BidResponse, markups: readonly AnsweredMarkup[]): string {
+  const byMarker = new Map(markups.map((m, i) => [markerOf(i), m]));
+  for (const seat of body.seatbid ?? []) {
+    for (const bid of seat.bid) {
+      const m = typeof bid.adm === "string" ? byMarker.get(bid.adm) : undefined;
+      if (m !== undefined) bid.adm = replaceMacros(m.markup, m.values, m.kind);
+    }
+  }
+  return JSON.stringify(body);
 }
 
 /**

@@ -107,6 +107,49 @@ export function replaceMacros(text: string, values: MacroValues, target: MacroTa
 }
 
 /**
+ * JSON.stringify(replaceMacros(text, values, target)), the same text, for markup whose template
+ * is cached: its literals are escaped once per template, so an answer carrying a 4.6 KB VAST
+ * document no longer escapes its 72 quotes and 5,000 characters on every auction
+ * (JSON.stringify of the whole answer: 14-18 µs, against 3-5 without the markup; bid-response.ts
+ * splices this text in). Only the values, short ids and a price, are escaped per call.
+ */
+export function markupJson(text: string, values: MacroValues, target: MediaKind): string {
+  const template = compile(text, target);
+  const json = (template.json ??= jsonLiterals(template.literals));
+  const { slots, encodings } = template;
+  if (json.split) return JSON.stringify(replaceMacros(text, values, target));
+  const encoded: string[] = new Array(encodings.length);
+  for (let i = 0; i < encodings.length; i++) {
+    const value = encodings[i].encode(values[encodings[i].field] ?? "");
+    if (plain.test(value)) encoded[i] = value;
+    else if (splitsPair(value)) return JSON.stringify(replaceMacros(text, values, target));
+    else encoded[i] = JSON.stringify(value).slice(1, -1);
+  }
+  const literals = json.literals;
+  const parts: string[] = new Array(literals.length + slots.length + 2);
+  parts[0] = '"';
+  for (let i = 0; i < slots.length; i++) {
+    parts[2 * i + 1] = literals[i];
+    parts[2 * i + 2] = encoded[slots[i]];
+  }
+  parts[parts.length - 2] = literals[slots.length];
+  parts[parts.length - 1] = '"';
+  return parts.join("");
+}
+
+/** Whether `text` starts with a low surrogate or ends with a high one: escaped alone, it may write half of a pair its neighbour completes. */
+function splitsPair(text: string): boolean {
+  if (text.length === 0) return false;
+  const first = text.charCodeAt(0);
+  const last = text.charCodeAt(text.length - 1);
+  return (first >= 0xdc00 && first <= 0xdfff) || (last >= 0xd800 && last <= 0xdbff);
+}
+
+function jsonLiterals(literals: readonly string[]): JsonLiterals {
+  return { literals: literals.map((literal) => JSON.stringify(literal).slice(1, -1)), split: literals.some(splitsPair) };
+}
+
+/**
  * Text split at its macros: `literals` one more than `slots`, each slot an index into
  * `encodings` (a macro's field and its encoding there, each pair once). Markup repeats across
  * auctions: cached.
@@ -115,6 +158,18 @@ interface Template {
   literals: string[];
   slots: number[];
   encodings: { field: keyof MacroValues; encode: Encode }[];
+  /** The literals as JSON string contents (markupJson), made at its first use. */
+  json?: JsonLiterals;
+}
+
+/**
+ * A template's literals escaped as JSON.stringify escapes a string's contents. `split` when a
+ * literal starts with a low or ends with a high surrogate: a value beside it could complete a
+ * pair that the literal escaped alone writes as a lone one.
+ */
+interface JsonLiterals {
+  literals: string[];
+  split: boolean;
 }
 const templates: Record<MediaKind, TextCache<Template>> = { banner: new TextCache(4096), native: new TextCache(4096), video: new TextCache(4096) };
 

@@ -291,6 +291,7 @@ describe("the answer", () => {
     request.imp.push({ id: "2", banner: { w: 300, h: 250 } });
     const res = await ex.auction(request);
     expect(res.status).toBe(200);
+    expect(res.contentType).toBe("application/json; charset=utf-8");
     expect(res.body.id).toBe(request.id);
     expect(res.body.cur).toBe("USD");
     const bySeat = Object.fromEntries(res.body.seatbid.map((s: any) => [s.seat, s.bid]));
@@ -304,6 +305,22 @@ describe("the answer", () => {
       expect(won.lurl).toBeUndefined();
       expect(won.burl).toMatch(/^http:\/\/exchange\.test\/events\/billing\?token=[\w-]+\.[\w-]+$/);
     }
+  });
+
+  test("each winner's markup lands in its own bid, when the seats group the bids in another order than the imps", async () => {
+    const adm = (n: number) => `<div title='"${n}"'>imp \${AUCTION_IMP_ID} of \${AUCTION_ID}</div>`;
+    a.behave((r) => ({ body: answer(r, [bid(2, { impid: "1", adm: adm(1) }), bid(2, { impid: "3", adm: adm(3) })]) }));
+    b.behave((r) => ({ body: { id: r.id, seatbid: [{ seat: "seat-b", bid: [bid(2, { impid: "2", adm: adm(2) })] }] } }));
+    const request = bannerRequest();
+    request.imp.push({ id: "2", banner: { w: 300, h: 250 } }, { id: "3", banner: { w: 300, h: 250 } });
+    const res = await ex.auction(request);
+    expect(res.status).toBe(200);
+    const won = res.body.seatbid.flatMap((s: any) => s.bid.map((b: any) => [s.seat, b.impid, b.adm]));
+    expect(won).toEqual([
+      ["seat-a", "1", `<div title='"1"'>imp 1 of ${request.id}</div>`],
+      ["seat-a", "3", `<div title='"3"'>imp 3 of ${request.id}</div>`],
+      ["seat-b", "2", `<div title='"2"'>imp 2 of ${request.id}</div>`],
+    ]);
   });
 
   test("the winning bid keeps the bidder's fields in its order, price and adm in their places, burl last; a field named __proto__ stays a field", async () => {

@@ -157,7 +157,7 @@ export interface TestExchange {
   sink: ReturnType<typeof memorySink>;
   url: string;
   /** POSTs a bid request over real HTTP (loopback); resolves with status, body and elapsed ms. */
-  auction(request: unknown): Promise<{ status: number; body: any; ms: number }>;
+  auction(request: unknown): Promise<{ status: number; body: any; ms: number; contentType: unknown }>;
   /** GETs a URL of the exchange (the billing address). */
   get(url: string): Promise<{ status: number; body: any }>;
   close(): Promise<void>;
@@ -192,7 +192,7 @@ export async function startExchange(bidders: BidderConfig[], options: Partial<Ex
       const started = performance.now();
       const response = await dispatcher.request({ path: "/openrtb2/auction", method: "POST", headers: { "content-type": "application/json" }, body: typeof request === "string" ? request : JSON.stringify(request) });
       const text = await response.body.text();
-      return { status: response.statusCode, body: text === "" ? undefined : JSON.parse(text), ms: performance.now() - started };
+      return { status: response.statusCode, body: text === "" ? undefined : JSON.parse(text), ms: performance.now() - started, contentType: response.headers["content-type"] };
     },
     async get(address) {
       const target = new URL(address, PUBLIC_URL);

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { parse } from "yaml";
 import { readFileSync } from "node:fs";
-import { MACROS, replaceMacros, type MacroValues } from "../../service/auction/macros.js";
+import { MACROS, markupJson, replaceMacros, type MacroValues } from "../../service/auction/macros.js";
 
 const values: MacroValues = { auctionId: "a-1", bidId: "resp-9", impId: "2", seatId: "seat-7", adId: "ad-3", price: "1.51", currency: "USD" };
 
@@ -66,6 +66,22 @@ describe("macros", () => {
         { numRuns: 2000 },
       );
     });
+  });
+
+  test("property: markupJson is JSON.stringify of replaceMacros, byte for byte (quotes, control characters, surrogate halves at every edge)", () => {
+    // Pieces a literal or a value can start or end with: JSON's escapes, both surrogate halves and a whole pair.
+    const piece = fc.oneof(fc.constantFrom('"', "\\", "\n", "\u0000", "\u001f", "\u2028", "\ud83d", "\ude00", "😀", "é", "<", "&", "'", "https://t.example/?a=", " "), fc.string({ maxLength: 4 }));
+    const text = fc.array(fc.oneof(piece, fc.constantFrom(...MACROS.map((m) => m.macro))), { maxLength: 14 }).map((parts) => parts.join(""));
+    const value = fc.array(piece, { maxLength: 4 }).map((parts) => parts.join(""));
+    fc.assert(
+      fc.property(text, value, value, value, fc.constantFrom("banner", "video", "native") as fc.Arbitrary<"banner" | "video" | "native">, (markup, auctionId, impId, seatId, target) => {
+        const given = { ...values, auctionId, impId, seatId };
+        // Twice: the second call reads the template's escaped literals from the cache.
+        expect(markupJson(markup, given, target)).toBe(JSON.stringify(replaceMacros(markup, given, target)));
+        expect(markupJson(markup, given, target)).toBe(JSON.stringify(replaceMacros(markup, given, target)));
+      }),
+      { numRuns: 3000 },
+    );
   });
 
   test("same result as one global regex replace, on texts made of macro fragments (short and cached long ones)", () => {
