@@ -19,6 +19,7 @@ import type { ReportStore } from "../service/store/index.js";
 import { loadCompiled } from "./compiled.js";
 import { benchCommand } from "./command-line.js";
 import { benchBidders } from "./exchange-fixtures.js";
+import { largeAnswers } from "./large-answers.js";
 import { printTable } from "./table.js";
 
 const USAGE = `Usage: [VAR=value …] npx tsx bench/reports-http.ts
@@ -434,14 +435,17 @@ async function runClient({ name, base, headers, auctionKey }: ClientJob): Promis
   let heavyReports = 0;
   const until = performance.now() + heavySeconds * 1000;
   const heavyLoop = async () => {
-    while (performance.now() < until) {
-      // Read, not parsed: the client's CPU competes with the server's on a small machine.
-      const response = await request(`${base}/api/report/v1`, { method: "POST", headers, body: JSON.stringify(queries.grouped), ...timeouts });
-      // Each chunk dropped once read: no 4 MB buffer made per answer (the client's CPU and collector).
-      let head = "";
-      for await (const chunk of response.body) if (head.length < 200) head += (chunk as Buffer).subarray(0, 200).toString("latin1");
-      if (!head.includes('"code":0,')) throw new Error(`heavy report failed: ${head.slice(0, 200)}`);
-      heavyReports++;
+    // Read into one reused buffer, not parsed: the client's CPU competes with the server's on a small machine (large-answers.ts).
+    const connection = await largeAnswers(base);
+    try {
+      const body = JSON.stringify(queries.grouped);
+      while (performance.now() < until) {
+        const answer = await within("a heavy report", requestTimeoutMs, connection.post("/api/report/v1", headers, body));
+        if (answer.status !== 200 || !answer.head.includes('"code":0,')) throw new Error(`heavy report failed: HTTP ${answer.status} ${answer.head}`);
+        heavyReports++;
+      }
+    } finally {
+      connection.close();
     }
   };
   const [cheapHeavy, auctionHeavy] = await Promise.all([probe(heavySeconds, cheap, 5), probe(heavySeconds, auction, 10), heavyLoop(), heavyLoop()]);
