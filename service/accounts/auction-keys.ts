@@ -42,6 +42,8 @@ const sha256Hex = (text: string) => createHash("sha256").update(text, "utf8").di
 /** The in-memory table of auction keys; `close()` stops its timer. */
 export class AuctionKeys {
   private byHash = new Map<string, AuctionAccount>();
+  /** The records the table was built from: a source that gives the same array again had no change, and the table stays. */
+  private records: readonly AuctionKeyRecord[] | undefined;
   private loadedAt = Number.NEGATIVE_INFINITY;
   private loading: Promise<void> | undefined;
   /** One more load, to start when the running one ends: that one may have read before the change that asked. */
@@ -78,10 +80,12 @@ export class AuctionKeys {
     this.loading = this.source
       .auctionKeys()
       .then((records) => {
+        this.loadedAt = this.now();
+        if (records === this.records) return;
         const byHash = new Map<string, AuctionAccount>();
         for (const record of records) byHash.set(record.key_sha256, { userid: record.userid, publisherIds: new Set(record.publisher_ids) });
         this.byHash = byHash;
-        this.loadedAt = this.now();
+        this.records = records;
       })
       .catch((error: unknown) => {
         this.options.onError?.(error);

@@ -198,7 +198,10 @@ export interface ReportStore {
    * it, here only; null when the userid names no such account.
    */
   issueAuctionKey(userid: string): Promise<string | null>;
-  /** The auction keys of live supply accounts (hashes only), for the exchange to check against. */
+  /**
+   * The auction keys of live supply accounts (hashes only), for the exchange to check against.
+   * A store may give the same array again while nothing changed (DuckDB does): callers read it, never change it.
+   */
   auctionKeys(): Promise<AuctionKeyRecord[]>;
   /** Waits for running calls, then frees the engine; later calls fail with `ADX_ERR_STORE_CLOSED`. */
   close(): Promise<void>;

@@ -69,4 +69,36 @@ describe("AuctionKeys.reload", () => {
       keys.close();
     }
   });
+
+  it("a source giving the same array again keeps the table and counts as a fresh load; a new array replaces it", async () => {
+    const hash = (key: string) => createHash("sha256").update(key).digest("hex");
+    let now = 0;
+    let loads = 0;
+    const same = [record("u_1", hash("a"))];
+    let answer: AuctionKeyRecord[] = same;
+    const source = {
+      auctionKeys: async () => {
+        loads++;
+        return answer;
+      },
+    };
+    const keys = new AuctionKeys(source, { refreshMs: 3_600_000, missRefreshMs: 1000, now: () => now });
+    try {
+      await keys.reload();
+      now = 5000;
+      await keys.reload();
+      expect(loads).toBe(2);
+      // The second load (the same array) was fresh: an unknown key within missRefreshMs does not load again.
+      now = 5500;
+      expect(await keys.verify("b")).toBeUndefined();
+      expect(loads).toBe(2);
+      expect(await keys.verify("a")).toMatchObject({ userid: "u_1" });
+      answer = [record("u_2", hash("b"))];
+      await keys.reload();
+      expect(await keys.verify("a")).toBeUndefined();
+      expect(await keys.verify("b")).toMatchObject({ userid: "u_2" });
+    } finally {
+      keys.close();
+    }
+  });
 });

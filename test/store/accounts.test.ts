@@ -111,6 +111,26 @@ describe("auction keys", () => {
     expect(await store.issueAuctionKey(supply.userid)).toBeNull();
   });
 
+  it("reads the keys as one JSON text: any publisher id comes back as it was, an unchanged table as the same array", async () => {
+    const odd = ['pub "quoted" \\ back', "pub-é-日本", "pub\nline"];
+    const a = await store.createAccount({ side: "supply", publisher_ids: odd });
+    const b = await store.createAccount({ side: "supply", publisher_ids: ["pub-2"] });
+    const keyA = await store.issueAuctionKey(a.userid);
+    const keyB = await store.issueAuctionKey(b.userid);
+    const first = await store.auctionKeys();
+    const expected = [
+      { userid: a.userid, publisher_ids: odd, key_sha256: sha(keyA!) },
+      { userid: b.userid, publisher_ids: ["pub-2"], key_sha256: sha(keyB!) },
+    ].sort((x, y) => (x.userid < y.userid ? -1 : 1));
+    expect(first).toEqual(expected);
+    // Unchanged: the same array, so the exchange's key table is kept as it is (service/accounts/auction-keys.ts).
+    expect(await store.auctionKeys()).toBe(first);
+    await store.revokeAccount(b.userid);
+    const after = await store.auctionKeys();
+    expect(after).not.toBe(first);
+    expect(after).toEqual([{ userid: a.userid, publisher_ids: odd, key_sha256: sha(keyA!) }]);
+  });
+
   it("an unknown userid does the same store work as a known one with a wrong credential", async () => {
     const instance = await DuckDBInstance.create(":memory:");
     const connection = await instance.connect();

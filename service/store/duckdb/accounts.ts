@@ -7,7 +7,7 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { BLOB, BOOLEAN, LIST, TIMESTAMP, VARCHAR, DuckDBBlobValue, listValue, timestampValue, type DuckDBConnection } from "@duckdb/node-api";
 import { decoyHash, MAX_USERID_LENGTH, normaliseAccount, sha256 } from "../checks.js";
-import type { Account, AuctionKeyRecord, NewAccount, Side } from "../store.js";
+import type { Account, NewAccount, Side } from "../store.js";
 
 const SELECT_ACCOUNT = `SELECT userid, side, bidder_id, publisher_ids, legacy, placement_dimensions,
   strftime(created_at, '%Y-%m-%dT%H:%M:%S.%gZ') AS created_at, revoked_at IS NOT NULL AS revoked`;
@@ -113,15 +113,18 @@ export async function issueAuctionKey(connection: DuckDBConnection, userid: stri
   return result.rowsChanged > 0 ? key : null;
 }
 
-/** The auction keys of live supply accounts, hashes only. */
-export async function auctionKeys(connection: DuckDBConnection): Promise<AuctionKeyRecord[]> {
+/**
+ * The auction keys of live supply accounts, hashes only, as one JSON text (an array of
+ * AuctionKeyRecord) that DuckDB builds: node-api's conversion of the rows to objects held the event
+ * loop 7.7–14 ms per reload with 1,000 accounts, 34 ms with 5,000 (docs/benchmarks.md, "The
+ * exchange's stalls"), and the exchange reloads every few seconds. One text is also compared whole
+ * with the last one, so an unchanged table is not parsed again (store.ts).
+ */
+export async function auctionKeysJson(connection: DuckDBConnection): Promise<string> {
   const reader = await connection.runAndReadAll(
-    `SELECT a.userid, a.publisher_ids, k.key_sha256 FROM auction_keys k JOIN accounts a USING (userid)
-     WHERE a.side = 'supply' AND a.revoked_at IS NULL ORDER BY a.userid`,
+    `SELECT coalesce(to_json(list({userid: a.userid, publisher_ids: a.publisher_ids, key_sha256: lower(hex(k.key_sha256))} ORDER BY a.userid)), '[]')::VARCHAR
+     FROM auction_keys k JOIN accounts a USING (userid)
+     WHERE a.side = 'supply' AND a.revoked_at IS NULL`,
   );
-  return reader.getRowObjectsJS().map((row) => ({
-    userid: row.userid as string,
-    publisher_ids: row.publisher_ids as string[],
-    key_sha256: Buffer.from(row.key_sha256 as Uint8Array).toString("hex"),
-  }));
+  return String(reader.getRowsJS()[0][0]);
 }

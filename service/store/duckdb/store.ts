@@ -1,6 +1,6 @@
 /** The DuckDB report store: one database file (or `:memory:`), a pool of connections, serialised loads. */
 import { parsedReport, type Account, type AuctionKeyRecord, type IngestOptions, type NewAccount, type RecoveryState, type ReportJson, type ReportQuery, type ReportResult, type ReportStore } from "../store.js";
-import { auctionKeys, createAccount, issueAuctionKey, listAccounts, revokeAccount, verifyCredentials } from "./accounts.js";
+import { auctionKeysJson, createAccount, issueAuctionKey, listAccounts, revokeAccount, verifyCredentials } from "./accounts.js";
 import { availableParallelism } from "node:os";
 import { openDatabase, Slots, type ConnectionPool, type DuckDBOptions } from "./connection.js";
 import { createDictionaries, type Dictionaries } from "./dictionary.js";
@@ -230,8 +230,13 @@ export class DuckDBReportStore implements ReportStore {
     return this.pool.use((connection) => issueAuctionKey(connection, userid));
   }
 
-  auctionKeys(): Promise<AuctionKeyRecord[]> {
-    return this.pool.use((connection) => auctionKeys(connection));
+  /** The last table of auction keys read, as its text and records: an unchanged one is given again as it was. */
+  private keys: { text: string; records: AuctionKeyRecord[] } | undefined;
+
+  async auctionKeys(): Promise<AuctionKeyRecord[]> {
+    const text = await this.pool.use(auctionKeysJson);
+    if (this.keys?.text !== text) this.keys = { text, records: JSON.parse(text) as AuctionKeyRecord[] };
+    return this.keys.records;
   }
 
   async close(): Promise<void> {
