@@ -131,6 +131,24 @@ describe("ingest", () => {
     expect((await store.report(supplyQuery({ ...range, metrics: ["request"] }))).rows).toEqual([{ request: 2 ** 32 + 7 }]);
   });
 
+  it("loads a large array (held chunks inserted, the rest appended) all or nothing, with its billing tokens", async () => {
+    // 70,000 supply facts: more than the 32 chunks of 2,048 held for the insert (ingest.ts MAX_HELD_CHUNKS).
+    const many = Array.from({ length: 70_000 }, (_, i) => supply({ placement_id: `pl-${i % 11}`, request: 1 + (i % 3), response: 0, impression: 0, revenue: 0 }));
+    const tokens = Array.from({ length: 5000 }, (_, i) => ({ id: `tok-${i}`, expiresAt: Date.now() + 3_600_000 + i }));
+    const bad = { ...supply(), request: -1 } as Fact;
+    const error = await store.ingest([...many, bad], { billingTokens: tokens }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ line: 70_001 });
+    expect((await store.report(supplyQuery({ metrics: ["request"] }))).rows).toEqual([{ request: 0 }]);
+    expect((await store.recoveryState("exchange:none", Date.now())).billingTokens).toEqual([]);
+    expect(await store.ingest(many, { billingTokens: tokens })).toBe(70_000);
+    const requests = many.reduce((sum, fact) => sum + fact.request, 0);
+    expect((await store.report(supplyQuery({ metrics: ["request"] }))).rows).toEqual([{ request: requests }]);
+    const byPlacement = await store.report(supplyQuery({ metrics: ["request"], dimensions: ["placement_id"] }));
+    expect(byPlacement.rows).toHaveLength(11);
+    const counted = (await store.recoveryState("exchange:none", Date.now())).billingTokens;
+    expect(counted.sort((a, b) => a.expiresAt - b.expiresAt)).toEqual(tokens);
+  });
+
   it("runs concurrent loads one after another", async () => {
     const loads = Array.from({ length: 5 }, (_, i) => store.ingest([supply({ placement_id: `pl-${i}` }), supply({ placement_id: "pl-shared" })]));
     expect(await Promise.all(loads)).toEqual([2, 2, 2, 2, 2]);

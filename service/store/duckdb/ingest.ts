@@ -7,7 +7,7 @@
  * written, then everything commits, or nothing does. Which value goes in which column follows the report model (layout.ts).
  */
 import duckdb from "@duckdb/node-bindings";
-import { BIGINT, VARCHAR, DOUBLE, INTEGER, TIMESTAMP, DuckDBDataChunk, timestampValue, type DuckDBAppender, type DuckDBConnection } from "@duckdb/node-api";
+import { BIGINT, VARCHAR, DOUBLE, INTEGER, TIMESTAMP, DuckDBDataChunk, timestampValue, type DuckDBAppender, type DuckDBConnection, type DuckDBType } from "@duckdb/node-api";
 import { reportModel, type Side } from "@adxkit/bindings/reports";
 import { FactError } from "../errors.js";
 import { FactBlockThread } from "../fact-block-thread.js";
@@ -18,9 +18,7 @@ import type { Dictionaries, Dictionary } from "./dictionary.js";
 import { columnOf, rollupStatements } from "./layout.js";
 import { writeRecovery } from "./recovery.js";
 import { recordPeriodsStatement } from "./rollup-periods.js";
-
-/** DuckDB's standard vector size: the most rows a data chunk holds. */
-const CHUNK_ROWS = 2048;
+import { CHUNK_ROWS, insertRows, registerRowScan, type RowChunk } from "./row-scan.js";
 
 /**
  * The store's dictionary code of each load code (fact-blocks.ts) of each string dimension,
@@ -56,31 +54,38 @@ class LoadCodes {
 }
 
 /**
- * Appends a side's rows of each block to its hourly table: each column's bytes copied from the
- * block into a data chunk as they are (copy_data_to_vector), with no work per value but the
- * strings' codes. Node-api's own vectors take a BigInt per 64-bit value: a BigInt per count and
- * timestamp made an eighth of a load's time on the main thread.
+ * Writes a side's rows of each block to its hourly table: each column's bytes copied from the
+ * block as they are, with no work per value but the strings' codes. Node-api's own vectors take
+ * a BigInt per 64-bit value: a BigInt per count and timestamp made an eighth of a load's time on
+ * the main thread. Facts given here (the exchange's flush every second) are held as chunks and
+ * inserted by a query on libuv's pool (row-scan.ts), so that the insert does not hold the event
+ * loop. A load from a source (its own process, before anything serves), and one given more than
+ * MAX_HELD_CHUNKS, appends to an Appender instead: on DuckDB's side the query's insert costs more,
+ * 1.1 M facts given as objects loaded at 365–369k facts/s against 418–480k (docs/benchmarks.md,
+ * "The exchange's stalls beside heavy reports").
  */
-class SideAppender {
-  private readonly chunk: DuckDBDataChunk;
+class SideWriter {
+  private chunk: DuckDBDataChunk | undefined;
   /**
    * Per column of the table: where its bytes are in a block, per fact of the block's capacity
    * (-1: the batch column, not in blocks), their width, and the dimension of a string column.
    */
   private readonly sources: { offsetPerFact: number; bytesPerRow: number; text?: string }[] = [];
   private readonly batches = new Int32Array(CHUNK_ROWS);
+  private readonly types: DuckDBType[];
+  private held: RowChunk[] = [];
 
   constructor(
-    private readonly appender: DuckDBAppender,
+    private readonly table: string,
     private readonly side: Side,
     columns: readonly Column[],
     layout: BlockLayout,
     batch: number,
+    /** Where a source's rows go; none: they are held (`overflow` makes one for a large load). */
+    private appender?: DuckDBAppender,
   ) {
-    this.chunk = DuckDBDataChunk.create(
-      columns.map((c) => TYPE_OF_FILL[c.fill]),
-      CHUNK_ROWS,
-    );
+    this.types = columns.map((c) => TYPE_OF_FILL[c.fill]);
+    if (appender) this.chunk = DuckDBDataChunk.create(this.types, CHUNK_ROWS);
     this.batches.fill(batch);
     for (const column of columns) {
       if (column.fill === Fill.Batch) {
@@ -93,13 +98,25 @@ class SideAppender {
     }
   }
 
-  /** Appends the block's rows of this side (their string codes mapped in place first). */
-  append(block: FactBlock, codes: LoadCodes): void {
+  /**
+   * Writes the block's rows of this side (their string codes mapped in place first); the block
+   * is free again when it returns. True when more chunks are held than MAX_HELD_CHUNKS: call
+   * `overflow` before the next block.
+   */
+  append(block: FactBlock, codes: LoadCodes): boolean {
     const rows = block.rows[this.side];
     for (const source of this.sources) if (source.text) codes.map(source.text, new Int32Array(block.buffer, source.offsetPerFact * block.capacity, rows));
-    const raw = this.chunk.chunk;
     for (let start = 0; start < rows; start += CHUNK_ROWS) {
       const count = Math.min(CHUNK_ROWS, rows - start);
+      if (this.chunk === undefined) {
+        // Copied: the block's buffer is filled again once this returns.
+        const columns = this.sources.map(({ offsetPerFact, bytesPerRow }) =>
+          offsetPerFact < 0 ? new Uint8Array(this.batches.buffer, 0, count * 4) : new Uint8Array(block.buffer, offsetPerFact * block.capacity + start * bytesPerRow, count * bytesPerRow).slice(),
+        );
+        this.held.push({ rows: count, columns });
+        continue;
+      }
+      const raw = this.chunk.chunk;
       for (let column = 0; column < this.sources.length; column++) {
         const { offsetPerFact, bytesPerRow } = this.sources[column];
         const vector = duckdb.data_chunk_get_vector(raw, column);
@@ -107,17 +124,34 @@ class SideAppender {
         else duckdb.copy_data_to_vector(vector, 0, block.buffer, offsetPerFact * block.capacity + start * bytesPerRow, count * bytesPerRow);
       }
       this.chunk.rowCount = count;
-      this.appender.appendDataChunk(this.chunk);
+      this.appender!.appendDataChunk(this.chunk);
     }
+    return this.held.length > MAX_HELD_CHUNKS;
   }
 
-  /** Closes the Appender (its rows join the transaction). */
-  finish(): void {
-    this.appender.closeSync();
+  /** Inserts the held chunks; the rest of the load goes to an Appender (a large load given here). */
+  async overflow(connection: DuckDBConnection): Promise<void> {
+    await this.insertHeld(connection);
+    this.appender = await connection.createAppender(this.table);
+    this.chunk = DuckDBDataChunk.create(this.types, CHUNK_ROWS);
+  }
+
+  private insertHeld(connection: DuckDBConnection): Promise<void> {
+    const chunks = this.held;
+    this.held = [];
+    return insertRows(connection, this.table, { types: this.types, chunks });
+  }
+
+  /** Inserts what is held, then closes the Appender if there is one: the rows join the transaction. */
+  async finish(connection: DuckDBConnection): Promise<void> {
+    await this.insertHeld(connection);
+    this.appender?.closeSync();
   }
 
   /** Drops whatever is buffered; used when the load fails. */
   abandon(): void {
+    this.held = [];
+    if (!this.appender) return;
     try {
       this.appender.clear();
       this.appender.closeSync();
@@ -126,6 +160,9 @@ class SideAppender {
     }
   }
 }
+
+/** Chunks of facts given here held for the insert: 32 × 2,048 rows, ~2.5 MB a side; the exchange's flushes hold one or two. */
+const MAX_HELD_CHUNKS = 32;
 
 const Fill = { Batch: 0, Hour: 1, Code: 2, Integer: 3, Count: 4, Money: 5 } as const;
 type Fill = (typeof Fill)[keyof typeof Fill];
@@ -178,24 +215,30 @@ function isAsync<T>(items: Iterable<T> | AsyncIterable<T>): items is AsyncIterab
  * `append` (which is done with it when it returns). Facts already in this thread's memory (the
  * exchange's flush, a caller's array) cost as much to send to a worker as to encode here.
  */
-async function encodeHere(facts: Iterable<Fact> | AsyncIterable<Fact>, append: (block: FactBlock) => void): Promise<void> {
+async function encodeHere(facts: Iterable<Fact> | AsyncIterable<Fact>, append: (block: FactBlock) => Promise<void> | undefined): Promise<void> {
   const encoder = new FactBlockEncoder(IN_THREAD_BLOCK);
   encoder.start();
   let position = 0;
-  const add = (fact: Fact): void => {
+  const add = (fact: Fact): Promise<void> | undefined => {
     position++;
     const problem = encoder.add(fact);
     if (problem) throw new FactError(position, problem);
-    if (encoder.full) {
-      const block = encoder.take();
-      append(block);
-      encoder.start(block.buffer);
-    }
+    if (!encoder.full) return undefined;
+    const block = encoder.take();
+    const appended = append(block);
+    encoder.start(block.buffer);
+    return appended;
   };
   // A sync iterable is walked without awaiting each item: for-await costs a microtask per fact.
-  if (isAsync(facts)) for await (const fact of facts) add(fact);
-  else for (const fact of facts) add(fact);
-  if (encoder.holdsFacts) append(encoder.take());
+  if (isAsync(facts)) {
+    for await (const fact of facts) await add(fact);
+  } else {
+    for (const fact of facts) {
+      const appended = add(fact);
+      if (appended) await appended;
+    }
+  }
+  if (encoder.holdsFacts) await append(encoder.take());
 }
 
 /**
@@ -238,10 +281,11 @@ export async function ingestFacts(
   beforeCommit?: (connection: DuckDBConnection) => Promise<void>,
 ): Promise<IngestCounts> {
   const all: Dictionary[] = [...dictionaries.values()];
-  const appenders: SideAppender[] = [];
+  const writers: SideWriter[] = [];
   // Started first: the worker loads its modules and reads while the transaction opens.
   const thread = isFactSource(facts) ? new FactBlockThread(facts) : undefined;
   try {
+    registerRowScan(connection);
     await connection.run("BEGIN TRANSACTION");
   } catch (error) {
     await thread?.close();
@@ -254,32 +298,40 @@ export async function ingestFacts(
     const [[batchValue]] = (await connection.runAndReadAll("SELECT nextval('ingest_batch_seq')")).getRowsJS();
     const batch = Number(batchValue);
     const layoutOfBlocks = blockLayout(2);
-    const targets = {} as Record<Side, SideAppender>;
+    const targets = {} as Record<Side, SideWriter>;
     for (const side of SIDES) {
       let columns = layout.get(side);
       if (!columns) layout.set(side, (columns = await hourlyColumns(connection, side)));
-      targets[side] = new SideAppender(await connection.createAppender(`${side}_hourly`), side, columns, layoutOfBlocks, batch);
-      appenders.push(targets[side]);
+      const table = `${side}_hourly`;
+      targets[side] = new SideWriter(table, side, columns, layoutOfBlocks, batch, thread ? await connection.createAppender(table) : undefined);
+      writers.push(targets[side]);
     }
     const counts = Object.fromEntries(SIDES.map((side) => [side, 0])) as IngestCounts;
     const codes = new LoadCodes(dictionaries);
-    const append = (block: FactBlock): void => {
+    /** Sides holding too many chunks: inserted one after the other (a connection runs one statement at a time). */
+    const overflow = async (due: SideWriter[]): Promise<void> => {
+      for (const writer of due) await writer.overflow(connection);
+    };
+    const append = (block: FactBlock): Promise<void> | undefined => {
       codes.learn(block);
+      const due: SideWriter[] = [];
       for (const side of SIDES) {
         if (block.rows[side] === 0) continue;
-        targets[side].append(block, codes);
+        if (targets[side].append(block, codes)) due.push(targets[side]);
         counts[side] += block.rows[side];
       }
+      return due.length > 0 ? overflow(due) : undefined;
     };
     if (thread) {
+      // Appended to Appenders: nothing is held, nothing to wait for.
       for await (const block of thread.blocks()) {
         append(block);
         thread.release(block);
       }
     } else await encodeHere(facts as Iterable<Fact> | AsyncIterable<Fact>, append);
 
-    for (const appender of appenders) appender.finish();
-    appenders.length = 0;
+    for (const writer of writers) await writer.finish(connection);
+    writers.length = 0;
     // The rollups after the appends are queries of their own: every thread again.
     await restoreThreads?.();
     for (const dictionary of all) await dictionary.write(connection);
@@ -300,7 +352,7 @@ export async function ingestFacts(
     for (const dictionary of all) dictionary.commit();
     return counts;
   } catch (error) {
-    for (const appender of appenders) appender.abandon();
+    for (const writer of writers) writer.abandon();
     for (const dictionary of all) dictionary.rollback();
     await connection.run("ROLLBACK").catch(() => undefined);
     await restoreThreads?.().catch(() => undefined);

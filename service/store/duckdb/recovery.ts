@@ -5,6 +5,7 @@
  */
 import { BIGINT, TIMESTAMP, VARCHAR, timestampValue, type DuckDBConnection } from "@duckdb/node-api";
 import type { IngestOptions, RecoveryState } from "../store.js";
+import { CHUNK_ROWS, insertRows, type RowChunk } from "./row-scan.js";
 
 /** Expired tokens are deleted at most this often (a full scan of the table): see `sweepDue`. */
 export const SWEEP_EVERY_MS = 60_000;
@@ -18,21 +19,14 @@ export async function writeRecovery(connection: DuckDBConnection, options: Inges
     await connection.run("DELETE FROM billing_tokens WHERE expires_ms <= $1", [BigInt(now)], [BIGINT]);
   }
   const tokens = options.billingTokens ?? [];
-  if (tokens.length > 0) {
-    const appender = await connection.createAppender("billing_tokens");
-    try {
-      for (const token of tokens) {
-        appender.appendVarchar(token.id);
-        appender.appendBigInt(BigInt(Math.trunc(token.expiresAt)));
-        appender.endRow();
-      }
-      appender.closeSync();
-    } catch (error) {
-      appender.clear();
-      appender.closeSync();
-      throw error;
-    }
+  const chunks: RowChunk[] = [];
+  for (let start = 0; start < tokens.length; start += CHUNK_ROWS) {
+    const part = tokens.slice(start, start + CHUNK_ROWS);
+    const expires = BigInt64Array.from(part, (token) => BigInt(Math.trunc(token.expiresAt)));
+    chunks.push({ rows: part.length, columns: [part.map((token) => token.id), new Uint8Array(expires.buffer)] });
   }
+  // A query on libuv's pool (row-scan.ts), not an Appender's closeSync on the event loop.
+  await insertRows(connection, "billing_tokens", { types: [VARCHAR, BIGINT], chunks });
   if (options.checkpoint) {
     await connection.run(
       "INSERT OR REPLACE INTO spool_checkpoints VALUES ($1, $2, $3)",
