@@ -114,6 +114,8 @@ export function replaceMacros(text: string, values: MacroValues, target: MacroTa
  * splices this text in). Only the values, short ids and a price, are escaped per call.
  */
 export function markupJson(text: string, values: MacroValues, target: MediaKind): string {
+  // Markup without macros is not cached as a template (as in replaceMacros): the cache holds only what repeats with macros.
+  if (!text.includes(MACRO_START)) return JSON.stringify(text);
   const template = compile(text, target);
   const json = (template.json ??= jsonLiterals(template.literals));
   const { slots, encodings } = template;
@@ -163,7 +165,8 @@ interface Template {
 }
 
 /**
- * A template's literals escaped as JSON.stringify escapes a string's contents. `split` when a
+ * A template's literals escaped as JSON.stringify escapes a string's contents (a copy: a cached
+ * template then holds about twice its text, the text itself being its key). `split` when a
  * literal starts with a low or ends with a high surrogate: a value beside it could complete a
  * pair that the literal escaped alone writes as a lone one.
  */
