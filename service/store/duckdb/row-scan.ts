@@ -71,7 +71,11 @@ export function registerRowScan(connection: DuckDBConnection): void {
   registered.add(connection);
 }
 
-/** Inserts `rows` into `table` (inside the connection's transaction, if one is open); the rows are not kept. */
+/**
+ * Inserts `rows` into `table` (inside the connection's transaction, if one is open); the rows are not kept.
+ * The query waits on this thread for each chunk (the scan's callbacks run here): no synchronous
+ * DuckDB call on this thread may wait for the inserting connection meanwhile, or neither moves.
+ */
 export async function insertRows(connection: DuckDBConnection, table: string, rows: Rows): Promise<void> {
   if (rows.chunks.length === 0) return;
   if (!registered.has(connection)) throw new Error(`insertRows into ${table}: registerRowScan was not called for this connection`);
