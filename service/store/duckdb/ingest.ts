@@ -335,12 +335,9 @@ export async function ingestFacts(
     // The rollups after the appends are queries of their own: every thread again.
     await restoreThreads?.();
     for (const dictionary of all) await dictionary.write(connection);
-    // One query for every rollup statement, the batch number (an integer DuckDB's sequence gave)
-    // written in: one round trip, where a statement each with its parameter bound cost the event
-    // loop node-api's prepare, bind, execute and destroy 18 times a flush.
-    const rollups = SIDES.filter((side) => counts[side] > 0).flatMap((side) => [...rollupStatements(side), recordPeriodsStatement(side)]);
-    if (!Number.isInteger(batch)) throw new Error(`ingest_batch_seq gave ${batch}`);
-    if (rollups.length > 0) await connection.run(rollups.map((statement) => statement.replaceAll("$1", String(batch))).join(";\n"));
+    // One query for every rollup statement, the batch number written in (layout.ts batchLiteral).
+    const rollups = SIDES.filter((side) => counts[side] > 0).flatMap((side) => [...rollupStatements(side, batch), recordPeriodsStatement(side, batch)]);
+    if (rollups.length > 0) await connection.run(rollups.join(";\n"));
     if (SIDES.some((side) => counts[side] > 0)) {
       await connection.run(
         "INSERT INTO ingest_batches VALUES ($1, $2, $3, $4)",

@@ -17,7 +17,7 @@
 import { DATE, VARCHAR, DuckDBDateValue, type DuckDBConnection } from "@duckdb/node-api";
 import { reportModel, type ReportModelTables, type Side } from "@adxkit/bindings/reports";
 import { factTables, type FactTable, type Grain } from "../plan.js";
-import { columnOf, TIME_COLUMN, tableOf } from "./layout.js";
+import { batchLiteral, columnOf, TIME_COLUMN, tableOf } from "./layout.js";
 
 const DAY_MS = 86_400_000;
 
@@ -33,14 +33,14 @@ export interface MixedPeriod {
 const grainsOf = (side: Side, model: ReportModelTables) => [...new Set(factTables(model, side).filter((t) => t.grain !== "hour").map((t) => t.grain))];
 
 /**
- * The statement, run in a load's transaction after its rollups (`batch = $1`), that counts the
+ * The statement, run in load `batch`'s transaction after its rollups, that counts the
  * load once for every day and month of the side it wrote.
  */
-export function recordPeriodsStatement(side: Side, model: ReportModelTables = reportModel): string {
+export function recordPeriodsStatement(side: Side, batch: number, model: ReportModelTables = reportModel): string {
   const periods = grainsOf(side, model).map((grain) =>
     grain === "day" ? `SELECT '${side}', 'day', day, 1 FROM days` : `SELECT DISTINCT '${side}', '${grain}', CAST(date_trunc('${grain}', day) AS DATE), 1 FROM days`,
   );
-  return `INSERT INTO rollup_periods (side, grain, period, loads) WITH days AS (SELECT DISTINCT CAST(hour AS DATE) AS day FROM ${side}_hourly WHERE batch = $1) ${periods.join(" UNION ALL ")} ON CONFLICT DO UPDATE SET loads = loads + 1`;
+  return `INSERT INTO rollup_periods (side, grain, period, loads) WITH days AS (SELECT DISTINCT CAST(hour AS DATE) AS day FROM ${side}_hourly WHERE batch = ${batchLiteral(batch)}) ${periods.join(" UNION ALL ")} ON CONFLICT DO UPDATE SET loads = loads + 1`;
 }
 
 /** The periods written by more than one load (read in the transaction that may have made them so). */
