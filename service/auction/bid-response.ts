@@ -3,19 +3,18 @@
  * replaced, the exchange's own burl (a sealed billing token) instead of the bidder's, nurl and
  * lurl removed; the win notice queued. Grouped by seat; 204 when no imp has a winner.
  */
+import { randomBytes } from "node:crypto";
 import { auctionRules, type Bid, type BidResponse, type SeatBid } from "@adxkit/bindings";
 import type { OperationOutput } from "@adxkit/bindings/fastify";
 import { encodeAuctionKey } from "@adxkit/bindings/reports";
 import { RESPONSE, rejectBid, type AuctionContext, type AuctionEnv, type Winner } from "./auction-context.js";
 import type { TextMarkupBid } from "./bid-checks.js";
 import { newTokenId, sealBillingToken, type BillingClaims } from "./billing-token.js";
-import { randomBytes } from "node:crypto";
-import { markupJson, replaceMacros } from "./macros.js";
+import { markupJson, replaceMacros, type MacroValues } from "./macros.js";
 import { fromMicros } from "./money.js";
 import type { NoticeSender } from "./notices.js";
 import type { NoticeThread } from "./notice-thread.js";
 import { macroValues } from "./winners.js";
-import type { MacroValues } from "./macros.js";
 import type { MediaKind } from "./markup.js";
 
 /** Where answers send the device to bill, and where their win notices go. */
