@@ -75,7 +75,7 @@ const USAGE = `Usage: npx tsx bench/auction.ts [options]
                         time; the capacity is the most auctions a second it answered in time (its
                         peak), 90 % of it offered again before and after the rounds as a check
   ADXKIT_BENCH_CPU_PROF=DIR profiles the target process.
-  ADXKIT_BENCH_NO_BREAKER=1 runs the exchange without its circuit breaker (like-for-like overload rounds).
+  ADXKIT_BENCH_NO_BREAKER=1 runs the exchange without its circuit breaker (the overload row's always do).
   ADXKIT_BENCH_ADMISSION=JSON overrides the shedding exchange's admission rules, e.g. '{"lagMs":30}' (overload.ts).
 Examples:
   npx tsx bench/auction.ts --payloads banner --targets bare,exchange --overload-rounds 4

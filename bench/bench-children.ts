@@ -7,10 +7,10 @@
 import { fork, type ChildProcess } from "node:child_process";
 
 /** Forks `script` with `args`; resolves with the child's first message (its ports, or ready). */
-export function startChild(script: string, args: string[], profile = false): Promise<{ child: ChildProcess; message: any }> {
+export function startChild(script: string, args: string[], profile = false, env: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProcess; message: any }> {
   // ADXKIT_BENCH_CPU_PROF=DIR writes a CPU profile of the target process (exchange + bare route) into DIR.
   const prof = profile && process.env.ADXKIT_BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.ADXKIT_BENCH_CPU_PROF}`] : [];
-  const child = fork(script, args, { execArgv: [...process.execArgv, ...prof], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const child = fork(script, args, { execArgv: [...process.execArgv, ...prof], env: { ...process.env, ...env }, stdio: ["ignore", "inherit", "inherit", "ipc"] });
   return new Promise((resolve, reject) => {
     child.once("message", (message) => resolve({ child, message }));
     child.once("exit", (code) => reject(new Error(`bench child ${args[0]} exited with ${code}`)));
