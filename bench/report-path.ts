@@ -74,11 +74,11 @@ if (process.argv[2] === "client") {
 async function main(): Promise<void> {
   const file = process.env.DUCKDB_FILE!;
   const { openStore } = await loadCompiled<typeof import("../service/store/index.js")>("service/store/index.js");
-  const { serveBackgroundNice, serveThreads } = await loadCompiled<typeof import("../service/store/duckdb/connection.js")>("service/store/duckdb/connection.js");
+  const { serveBackground, serveThreads } = await loadCompiled<typeof import("../service/store/duckdb/connection.js")>("service/store/duckdb/connection.js");
   const { buildApp } = await loadCompiled<typeof import("../service/app.js")>("service/app.js");
   const { serveDefault } = await loadCompiled<typeof import("../service/serve-defaults.js")>("service/serve-defaults.js");
 
-  const store = await openStore({ db: file, duckdbThreads: serveThreads(), backgroundNice: serveBackgroundNice() });
+  const store = await openStore({ db: file, duckdbThreads: serveThreads(), background: serveBackground() });
   const account = await store.createAccount({ side: "supply", publisher_ids: Array.from({ length: 50 }, (_, i) => `pub-${i + 1}`) });
   // The server's stamps of the request being answered (one at a time), by the client's number.
   const server = new Map<number, Record<string, number>>();

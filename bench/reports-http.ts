@@ -181,7 +181,7 @@ interface EngineFigures {
 
 async function main(): Promise<void> {
   const { openStore, seedPlan } = await loadCompiled<typeof import("../service/store/index.js")>("service/store/index.js");
-  const { serveBackgroundNice, serveThreads } = await loadCompiled<typeof import("../service/store/duckdb/connection.js")>("service/store/duckdb/connection.js");
+  const { serveBackground, serveThreads } = await loadCompiled<typeof import("../service/store/duckdb/connection.js")>("service/store/duckdb/connection.js");
   const { buildApp } = await loadCompiled<typeof import("../service/app.js")>("service/app.js");
   const { serveDefault } = await loadCompiled<typeof import("../service/serve-defaults.js")>("service/serve-defaults.js");
   // The report route warmed before listening, as `adxkit serve` does (WARM_UP=0: none).
@@ -190,7 +190,7 @@ async function main(): Promise<void> {
   const bidders = fork(fileURLToPath(import.meta.url), ["bidders"], { execArgv: process.execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] });
   const { endpoints } = await firstMessage<{ endpoints: string[] }>(bidders, "the bidders' process", 60_000);
   const plan = seedPlan({ days: 31, rows });
-  const backgroundNice = backgroundNiceGiven ?? serveBackgroundNice();
+  const background = { nice: backgroundNiceGiven ?? serveBackground().nice, idle: backgroundIdle };
   const fmt = (n: number, digits = 1) => n.toLocaleString("en-US", { maximumFractionDigits: digits });
   process.stderr.write(`seed: ${fmt(plan.supplyRows)} supply + ${fmt(plan.demandRows)} demand facts, ${plan.start} to ${plan.end}\n`);
 
@@ -304,7 +304,7 @@ async function main(): Promise<void> {
       () => openStore({ db }),
       async (loaded) => {
         await loaded.close();
-        return openStore({ db, duckdbThreads: serveThreads(), backgroundNice, backgroundIdle });
+        return openStore({ db, duckdbThreads: serveThreads(), background });
       },
     );
   } finally {

@@ -14,7 +14,7 @@ import { loadBidders, loadBillingKeys, loadCurrencyRates, registerExchange, type
 import { registerDocs } from "./docs/index.js";
 import { registerOps, ServerMetrics } from "./ops/index.js";
 import { startSettling } from "./ops/settling.js";
-import { serveBackgroundNice, serveThreads } from "./store/duckdb/connection.js";
+import { serveBackground, serveThreads } from "./store/duckdb/connection.js";
 import { openStore } from "./store/index.js";
 import type { ReportStore } from "./store/store.js";
 
@@ -119,7 +119,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // Before anything slow or stateful starts: a taken port fails in a moment, with nothing to undo.
   const port = await assertPortFree(host, options.port ?? 8080);
   const adminKey = loadAdminKey(options.db);
-  const store = options.store ?? (await openStore({ db: options.db, duckdbThreads: serveThreads(), backgroundNice: serveBackgroundNice() }));
+  const store = options.store ?? (await openStore({ db: options.db, duckdbThreads: serveThreads(), background: serveBackground() }));
   let exchange: ExchangeHandle | undefined;
   let built: FastifyInstance | undefined;
   const metrics = new ServerMetrics();

@@ -190,12 +190,22 @@ export function idlePolicy(tids: Iterable<number>): number[] {
   return changed;
 }
 
+/** Where a store's background threads stand behind the event loop (serve's --background-nice and --background-idle). */
+export interface BackgroundPriority {
+  /** Nice value, 0–19 (0: unchanged). */
+  nice: number;
+  /** Also under SCHED_IDLE (`idlePolicy`). */
+  idle: boolean;
+}
+
+/** Whether `priority` changes anything (a thread left as it is needs no id looked up). */
+export const lowersThreads = (priority: BackgroundPriority | undefined): priority is BackgroundPriority => priority !== undefined && (priority.nice > 0 || priority.idle);
+
 /**
- * Puts background threads behind the event loop, as the store's options ask: at nice value `nice`
- * (0: unchanged) and, with `idle`, also under SCHED_IDLE. DuckDB's and libuv's threads at open
- * (connection.ts) and the report writer's thread at its start (report-writer-worker.ts).
+ * Puts background threads behind the event loop, as the store's options ask. DuckDB's and libuv's
+ * threads at open (connection.ts) and the report writer's thread at its start (report-writer-worker.ts).
  */
-export function putBehind(tids: number[], nice: number, idle: boolean): void {
+export function putBehind(tids: number[], { nice, idle }: BackgroundPriority): void {
   if (nice > 0) lowerPriority(tids, nice);
   if (idle) idlePolicy(tids);
 }

@@ -7,7 +7,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { serveBackgroundNice, serveThreads } from "../store/duckdb/connection.js";
+import { serveBackground, serveThreads } from "../store/duckdb/connection.js";
 import { openStore } from "../store/index.js";
 import type { ReportStore } from "../store/store.js";
 import { UsageError } from "./errors.js";
@@ -23,7 +23,7 @@ export interface StoreCommandOptions {
   /** DuckDB's worker threads (a flag's text, or serve's number). */
   duckdbThreads?: string | number;
   duckdbMemoryLimit?: string;
-  /** The background threads' nice value when serving (serve's option; default `serveBackgroundNice()`). */
+  /** The background threads' nice value when serving (serve's --background-nice; default `serveBackground()`'s). */
   backgroundNice?: number;
   /** The background threads also under SCHED_IDLE when serving (serve's --background-idle). */
   backgroundIdle?: boolean;
@@ -74,7 +74,7 @@ export function openStoreFrom(options: StoreCommandOptions, { create, serving = 
   const password = options.clickhousePassword ?? readSecret("ADXKIT_CLICKHOUSE_PASSWORD")?.value;
   const clickhouseUrl = given.clickhouseUrl === undefined ? undefined : withPassword(given.clickhouseUrl, password);
   const threads = given.duckdbThreads ?? (serving ? serveThreads() : undefined);
-  const backgroundNice = serving ? (options.backgroundNice ?? serveBackgroundNice()) : undefined;
-  const backgroundIdle = serving ? options.backgroundIdle === true : undefined;
-  return openStore({ db: options.db, store: engine, clickhouseUrl, duckdbThreads: threads, duckdbMemoryLimit: given.duckdbMemoryLimit, backgroundNice, backgroundIdle });
+  const defaults = serveBackground();
+  const background = serving ? { nice: options.backgroundNice ?? defaults.nice, idle: options.backgroundIdle ?? defaults.idle } : undefined;
+  return openStore({ db: options.db, store: engine, clickhouseUrl, duckdbThreads: threads, duckdbMemoryLimit: given.duckdbMemoryLimit, background });
 }

@@ -30,5 +30,5 @@ export async function openStore(options: OpenStoreOptions): Promise<ReportStore>
     return ClickHouseReportStore.open({ url: options.clickhouseUrl, rollups: options.rollups });
   }
   if (options.store !== undefined && options.store !== "duckdb") throw new TypeError(`unknown store ${JSON.stringify(options.store)} (duckdb or clickhouse)`);
-  return DuckDBReportStore.open(options.db ?? DEFAULT_DB_PATH, { rollups: options.rollups, threads: options.duckdbThreads, memoryLimit: options.duckdbMemoryLimit, backgroundNice: options.backgroundNice, backgroundIdle: options.backgroundIdle });
+  return DuckDBReportStore.open(options.db ?? DEFAULT_DB_PATH, { rollups: options.rollups, threads: options.duckdbThreads, memoryLimit: options.duckdbMemoryLimit, background: options.background });
 }

@@ -6,6 +6,7 @@
  */
 
 import type { Dimension, Fact, FilterName, Metric, Side } from "@adxkit/bindings/reports";
+import type { BackgroundPriority } from "../thread-priority.js";
 import type { FactInput } from "./fact-source.js";
 
 export type { DemandFact, DemandKey, Dimension, Fact, FilterName, Metric, Side, SupplyFact, SupplyKey } from "@adxkit/bindings/reports";
@@ -219,12 +220,10 @@ export interface StoreOptions {
   duckdbMemoryLimit?: string;
   /**
    * DuckDB's threads, libuv's threadpool (where DuckDB's queries run) and the report writer's
-   * thread at this nice value (0–19, Linux; service/thread-priority.ts), so that the event loop
-   * comes first for a core (default: none changed).
+   * thread behind the event loop (Linux; service/thread-priority.ts), so that it comes first for
+   * a core (default: none changed; a server's: `serveBackground()`).
    */
-  backgroundNice?: number;
-  /** The same threads also under Linux's SCHED_IDLE policy (service/thread-priority.ts `idlePolicy`; default: not). */
-  backgroundIdle?: boolean;
+  background?: BackgroundPriority;
 }
 
 /** `report` from `reportJson`: the rows parsed (for callers that want objects). */

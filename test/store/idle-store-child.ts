@@ -1,6 +1,6 @@
 /**
  * Run by thread-priority.test.ts in a session of its own (so in a scheduling group of its own):
- * opens a store with backgroundIdle, loads 50 facts, reports them by app, and prints as JSON the
+ * opens a store with background idle, loads 50 facts, reports them by app, and prints as JSON the
  * policies of DuckDB's threads and libuv's pool at open, the threads started since (the report
  * writer's among them) and the event loop's. Beside busy work in the test run's own group, its
  * SCHED_IDLE threads would get no core at all, and the store's migrations run on them.
@@ -10,7 +10,7 @@ import { policyOf, poolThreadIds, threadIds } from "../../service/thread-priorit
 import { supply, supplyQuery } from "./facts.js";
 
 const before = threadIds();
-const store = await DuckDBReportStore.open(":memory:", { threads: 2, backgroundIdle: true, writerFromRows: 1 });
+const store = await DuckDBReportStore.open(":memory:", { threads: 2, background: { nice: 0, idle: true }, writerFromRows: 1 });
 try {
   const opened = threadIds();
   const duckdb = opened.filter((tid) => !before.includes(tid));

@@ -1,6 +1,6 @@
 // Background threads at a lower priority (service/thread-priority.ts): the nice value each thread
 // has, as Linux shows it in /proc/self/task/<tid>/stat, after the store opens and writes a large
-// report with `backgroundNice`; the event loop's thread keeps its own. With `backgroundIdle`, the
+// report with `background.nice`; the event loop's thread keeps its own. With `background.idle`, the
 // same threads under SCHED_IDLE (util-linux's chrt). Linux only.
 import { execFileSync, spawn } from "node:child_process";
 import { closeSync, constants, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
@@ -77,9 +77,9 @@ describe.skipIf(!existsSync("/proc/thread-self"))("background threads' priority 
     }
   });
 
-  it("a store opened with backgroundNice lowers DuckDB's threads, the pool's and the report writer's, not the event loop's", { timeout: 60_000 }, async () => {
+  it("a store opened with a background nice value lowers DuckDB's threads, the pool's and the report writer's, not the event loop's", { timeout: 60_000 }, async () => {
     const before = threadIds();
-    const store = await DuckDBReportStore.open(":memory:", { threads: 2, backgroundNice: 9, writerFromRows: 1 });
+    const store = await DuckDBReportStore.open(":memory:", { threads: 2, background: { nice: 9, idle: false }, writerFromRows: 1 });
     try {
       const opened = threadIds();
       const duckdb = opened.filter((tid) => !before.includes(tid));
@@ -115,7 +115,7 @@ describe.skipIf(!existsSync("/proc/thread-self"))("background threads' priority 
     }
   });
 
-  it.skipIf(!hasChrt())("a store opened with backgroundIdle puts DuckDB's threads, the pool's and the report writer's under SCHED_IDLE, not the event loop's", { timeout: 120_000 }, async () => {
+  it.skipIf(!hasChrt())("a store opened with background idle puts DuckDB's threads, the pool's and the report writer's under SCHED_IDLE, not the event loop's", { timeout: 120_000 }, async () => {
     // In a process and session of its own (idle-store-child.ts says why), as `adxkit serve` runs.
     const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(new URL("idle-store-child.ts", import.meta.url))], { cwd: ROOT, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";

@@ -11,7 +11,7 @@ import { Agent, request } from "undici";
 import { packageRoot } from "../../package.js";
 import { startBidder, type RunningBidder } from "../../bidder/index.js";
 import { assertPortFree, startServer, type RunningServer } from "../../server.js";
-import { serveBackgroundNice, serveThreads } from "../../store/duckdb/connection.js";
+import { serveBackground, serveThreads } from "../../store/duckdb/connection.js";
 import { openStore } from "../../store/index.js";
 import { PRIVATE_FILE } from "../../private-files.js";
 import { UsageError } from "../errors.js";
@@ -134,7 +134,7 @@ export function configure(command: Command): void {
       const db = dbOption === ":memory:" ? dbOption : resolve(dbOption);
       if (db !== ":memory:") mkdirSync(dirname(db), { recursive: true });
       // A server: DuckDB leaves the event loop a core (docs/reports.md).
-      const store = await openStore({ db, duckdbThreads: serveThreads(), backgroundNice: serveBackgroundNice() });
+      const store = await openStore({ db, duckdbThreads: serveThreads(), background: serveBackground() });
       const bidders: RunningBidder[] = [];
       let server: RunningServer | undefined;
       // Whatever fails after this point closes what was started, so the process ends (exit 1).

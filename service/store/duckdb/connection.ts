@@ -3,17 +3,16 @@
  * at a time, so concurrent calls each borrow their own from a small pool; every query runs on
  * DuckDB's threads through the async API, never blocking the event loop.
  */
-import { readFileSync } from "node:fs";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { chmod, mkdir } from "node:fs/promises";
 import { PRIVATE_DIR, PRIVATE_FILE } from "../../private-files.js";
 import { availableParallelism } from "node:os";
 import { dirname } from "node:path";
 import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
-import { serveDefault } from "../../serve-defaults.js";
+import { serveDefault, serveSwitchDefault } from "../../serve-defaults.js";
 import { StoreError } from "../errors.js";
 import { migrate } from "./migrations.js";
-import { poolThreadIds, putBehind, threadIds } from "../../thread-priority.js";
+import { type BackgroundPriority, lowersThreads, poolThreadIds, putBehind, threadIds } from "../../thread-priority.js";
 
 /** Default number of pooled connections: enough for a few concurrent reports on a small machine. */
 export const DEFAULT_POOL_SIZE = 4;
@@ -107,18 +106,16 @@ export interface DuckDBOptions {
   threads?: number;
   /** Memory limit, e.g. `2GB`; default DuckDB's own (80 % of RAM). Past it, large aggregations spill to disk. */
   memoryLimit?: string;
-  /** DuckDB's threads and libuv's threadpool (where its queries run) at this nice value (Linux; 0 or none: unchanged), so the event loop comes first. */
-  backgroundNice?: number;
-  /** The same threads also under Linux's SCHED_IDLE policy (`idlePolicy`): a waking event loop preempts them at once. */
-  backgroundIdle?: boolean;
+  /** DuckDB's threads and libuv's threadpool (where its queries run) behind the event loop (Linux; none: unchanged), so it comes first. */
+  background?: BackgroundPriority;
   poolSize?: number;
 }
 
 /** DuckDB's threads in a server: every core but the event loop's, so a heavy report never starves it. */
 export const serveThreads = () => Math.max(1, availableParallelism() - 1);
 
-/** The nice value of a server's background threads unless told otherwise: `backgroundNice`'s default (spec/schemas/serve-options.yaml). */
-export const serveBackgroundNice = (): number => serveDefault("backgroundNice");
+/** A server's background threads unless told otherwise: `backgroundNice`'s and `backgroundIdle`'s defaults (spec/schemas/serve-options.yaml). */
+export const serveBackground = (): BackgroundPriority => ({ nice: serveDefault("backgroundNice"), idle: serveSwitchDefault("backgroundIdle") });
 
 /** Opens (creating the folder of) a database file or `:memory:`, and brings its schema up to date. */
 export async function openDatabase(db: string, options: DuckDBOptions = {}): Promise<ConnectionPool> {
@@ -134,15 +131,14 @@ export async function openDatabase(db: string, options: DuckDBOptions = {}): Pro
     if (!/^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i.test(options.memoryLimit)) throw new RangeError(`DuckDB memory limit must look like 512MB or 2GB (got ${options.memoryLimit})`);
     config.memory_limit = options.memoryLimit;
   }
-  const nice = options.backgroundNice ?? 0;
-  const idle = options.backgroundIdle === true;
-  const before = nice > 0 || idle ? threadIds() : [];
+  const { background } = options;
+  const before = lowersThreads(background) ? threadIds() : [];
   const instance = await DuckDBInstance.create(db, config).catch((error: unknown) => {
     throw lockError(db, error) ?? error;
   });
-  if (nice > 0 || idle) {
+  if (lowersThreads(background)) {
     // DuckDB starts its worker threads with the instance: the threads new since are its own.
-    putBehind([...threadIds().filter((tid) => !before.includes(tid)), ...(await poolThreadIds())], nice, idle);
+    putBehind([...threadIds().filter((tid) => !before.includes(tid)), ...(await poolThreadIds())], background);
   }
   // DuckDB creates the file with the umask's mode (and refuses one made empty beforehand): owner only, now.
   if (created) await chmod(db, PRIVATE_FILE).catch(() => undefined);

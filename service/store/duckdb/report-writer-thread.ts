@@ -12,6 +12,7 @@
  * large report starts a new one.
  */
 import type { Worker } from "node:worker_threads";
+import type { BackgroundPriority } from "../../thread-priority.js";
 import { startWorker } from "../../worker-thread.js";
 import { StoreError } from "../errors.js";
 import type { AnswerBuffer, AnswerBuffers } from "./answer-buffers.js";
@@ -54,17 +55,15 @@ export type StartWriter = () => Worker;
 
 /** What the thread is started with. */
 export interface WriterData {
-  /** The thread's nice value (Linux), set by itself at start; undefined: unchanged. */
-  nice?: number;
-  /** Under SCHED_IDLE (Linux), set by itself at start. */
-  idle?: boolean;
+  /** Where the thread puts itself at start (Linux); undefined: unchanged. */
+  background?: BackgroundPriority;
 }
 
-/** Starts the report writer's thread, at nice value `nice` when given, under SCHED_IDLE with `idle` (service/thread-priority.ts). */
+/** Starts the report writer's thread, behind the event loop as `background` says (service/thread-priority.ts). */
 export const reportWriterStarter =
-  (nice?: number, idle?: boolean): StartWriter =>
+  (background?: BackgroundPriority): StartWriter =>
   () =>
-    startWorker(import.meta.url, "report-writer-worker", { workerData: { nice, idle } satisfies WriterData });
+    startWorker(import.meta.url, "report-writer-worker", { workerData: { background } satisfies WriterData });
 
 /** A written answer and how many groups it has before the limit's cut. */
 export type WrittenRows = AnswerBuffer & { groups: number };

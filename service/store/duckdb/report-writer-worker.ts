@@ -4,16 +4,16 @@
  * dictionary names it is sent, by table, until told to forget a table.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { ownThreadId, putBehind } from "../../thread-priority.js";
+import { lowersThreads, ownThreadId, putBehind } from "../../thread-priority.js";
 import { roomFor } from "./answer-buffers.js";
 import type { DictionaryName } from "./dictionary-names.js";
 import { unpackNames, type FromWriter, type ToWriter, type WriterData } from "./report-writer-thread.js";
 import { OrderedRows, type GroupedRows } from "./report-writer.js";
 
 const port = parentPort!;
-const { nice = 0, idle = false } = (workerData ?? {}) as WriterData;
-const tid = nice > 0 || idle ? ownThreadId() : undefined;
-if (tid !== undefined) putBehind([tid], nice, idle);
+const { background } = (workerData ?? {}) as WriterData;
+const tid = lowersThreads(background) ? ownThreadId() : undefined;
+if (tid !== undefined && background !== undefined) putBehind([tid], background);
 const tables = new Map<number, Map<number, DictionaryName>>();
 
 port.on("message", (message: ToWriter) => {

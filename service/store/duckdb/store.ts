@@ -100,7 +100,7 @@ export class DuckDBReportStore implements ReportStore {
     options: DuckDBOptions & { rollups?: boolean; maxRowsInJs?: number; writerFromRows?: number; fixedPlans?: boolean; startWriter?: StartWriter; compactEveryMs?: number } = {},
   ): Promise<DuckDBReportStore> {
     const pool = await openDatabase(db, options);
-    const store = new DuckDBReportStore(pool, options.rollups !== false, options.threads ?? availableParallelism(), options.maxRowsInJs ?? MAX_ROWS_WRITTEN_IN_JS, options.writerFromRows ?? WRITER_FROM_ROWS, options.fixedPlans !== false, options.startWriter ?? reportWriterStarter(options.backgroundNice, options.backgroundIdle), options.compactEveryMs ?? COMPACT_EVERY_MS);
+    const store = new DuckDBReportStore(pool, options.rollups !== false, options.threads ?? availableParallelism(), options.maxRowsInJs ?? MAX_ROWS_WRITTEN_IN_JS, options.writerFromRows ?? WRITER_FROM_ROWS, options.fixedPlans !== false, options.startWriter ?? reportWriterStarter(options.background), options.compactEveryMs ?? COMPACT_EVERY_MS);
     try {
       store.periods.set(await pool.use(readMixedPeriods));
     } catch (error) {
