@@ -172,24 +172,48 @@ function rowOrder(rows: number, dimensions: RankedDimension[]): Uint32Array {
 }
 
 /**
- * Merges each run of ordered rows with the same key into its first row (`order` is stable, so
- * that is the run's first row read, and the sums add in the order read) and returns the runs'
- * first rows, in order: the groups.
+ * Merges each run of ordered rows with the same key: its sums added in the run's order (`order`
+ * is stable, so in the order read) into one row of the merged sums, which come in order. Returns
+ * the runs' first rows, in order (the groups), and the merged sums, one per group.
  */
-function mergeNeighbours(order: Uint32Array, dimensions: RankedDimension[], sums: Float64Array[]): Uint32Array {
+function mergeNeighbours(order: Uint32Array, dimensions: RankedDimension[], sums: Float64Array[]): { firsts: Uint32Array; merged: Float64Array[] } {
   const rows = order.length;
-  if (rows === 0) return order;
   const firsts = new Uint32Array(rows);
-  let groups = 0;
-  let first = (firsts[groups++] = order[0]);
-  for (let r = 1; r < rows; r++) {
+  const merged = sums.map(() => new Float64Array(rows));
+  let g = -1;
+  let first = 0;
+  for (let r = 0; r < rows; r++) {
     const i = order[r];
-    let same = true;
+    let same = r > 0;
     for (let d = 0; d < dimensions.length && same; d++) same = dimensions[d].ranks[i] === dimensions[d].ranks[first];
-    if (!same) first = firsts[groups++] = i;
-    else for (let c = 0; c < sums.length; c++) sums[c][first] += sums[c][i];
+    if (same) for (let c = 0; c < sums.length; c++) merged[c][g] += sums[c][i];
+    else {
+      first = firsts[++g] = i;
+      for (let c = 0; c < sums.length; c++) merged[c][g] = sums[c][i];
+    }
   }
-  return firsts.subarray(0, groups);
+  return { firsts: firsts.subarray(0, g + 1), merged: merged.map((column) => column.subarray(0, g + 1)) };
+}
+
+/** How a metric's values are written: `writeScaled`, `writeInteger`, `duckdbJsonDouble`. */
+const KIND_SCALED = 0;
+const KIND_INTEGER = 1;
+const KIND_DOUBLE = 2;
+
+/** `into[r]` = `column[rows[r]]` for each r of `into`: a column's values in the rows' order. */
+function gather<T extends Int32Array | Float64Array>(into: T, column: Int32Array | Float64Array, rows: Uint32Array): T {
+  for (let r = 0; r < into.length; r++) into[r] = column[rows[r]];
+  return into;
+}
+
+/**
+ * Copies a fragment of `length` bytes, stored as words from `start` to `end`, to `at`; the
+ * offset after it. Four bytes at a time (little-endian, as the words were filled): what the last
+ * word writes past the fragment's end is overwritten by what follows.
+ */
+function copyWords(view: DataView, at: number, words: Uint32Array, start: number, end: number, length: number): number {
+  for (let k = start, to = at; k < end; k++, to += 4) view.setUint32(to, words[k], true);
+  return at + length;
 }
 
 /** The longest text `writeScaled`, `writeInteger` or `duckdbJsonDouble` gives (`-1.7976931348623157e308`). */
@@ -203,34 +227,51 @@ export class OrderedRows {
   readonly shown: number;
   /** An upper bound of the answer's bytes. */
   readonly bytes: number;
-  private readonly order: Uint32Array;
-  private readonly metrics: Float64Array[];
-  private readonly keyText: Uint8Array;
-  private readonly keyEnds: Int32Array;
+  /** Per dimension, the shown rows' ranks in order; per metric, their values in order (written front to back, no row looked up). */
+  private readonly rowRanks: Int32Array[];
+  private readonly rowMetrics: Float64Array[];
+  /** Per metric: how it is written (`KIND_*`) and a scaled one's decimals. */
+  private readonly kinds: Int32Array;
+  private readonly decimals: Int32Array;
+  /** Metric m's key (`,"name":`, m ≥ 1) as words from `keyStarts[m]`, `keyLengths[m]` bytes (as a dimension's rank). */
+  private readonly keyWords: Uint32Array;
+  private readonly keyStarts: Int32Array;
+  private readonly keyLengths: Int32Array;
 
   private constructor(
-    private readonly grouped: GroupedRows,
+    grouped: GroupedRows,
     shape: RowsShape,
     private readonly dimensions: RankedDimension[],
   ) {
     const metricKeys = shape.metrics.map((m) => `,${JSON.stringify(m)}:`);
     const order = rowOrder(grouped.rows, dimensions);
     const { merge } = grouped;
-    if (merge === undefined) {
-      this.order = order;
-      this.metrics = grouped.metrics;
-    } else {
-      this.order = mergeNeighbours(order, dimensions, grouped.metrics);
-      this.metrics = metricColumnsFromSums(merge.formulas, merge.counters, grouped.metrics, merge.zero);
+    // Every column the writer reads is in the rows' order, read front to back, where looking each
+    // row up in ~1 MB of columns missed the cache (docs/benchmarks.md, "The 31,000-row month: the
+    // writer's columns read in order").
+    let rows = order;
+    if (merge === undefined) this.rowMetrics = grouped.metrics.map((column) => gather(new Float64Array(Math.min(order.length, shape.limit)), column, order));
+    else {
+      // Merged sums come in order, and so the metrics computed from them.
+      const { firsts, merged } = mergeNeighbours(order, dimensions, grouped.metrics);
+      rows = firsts;
+      this.rowMetrics = metricColumnsFromSums(merge.formulas, merge.counters, merged, merge.zero);
     }
-    this.groups = this.order.length;
+    this.groups = rows.length;
     this.shown = Math.min(this.groups, shape.limit);
-    // The other metrics' keys, one after the other: metric m's (m ≥ 1) ends at keyEnds[m].
-    this.keyText = new Uint8Array(Buffer.from(metricKeys.slice(1).join(""), "latin1"));
-    this.keyEnds = new Int32Array(metricKeys.length);
-    for (let m = 1; m < metricKeys.length; m++) this.keyEnds[m] = this.keyEnds[m - 1] + metricKeys[m].length;
+    this.rowRanks = dimensions.map(({ ranks }) => gather(new Int32Array(this.shown), ranks, rows));
+    const columns = grouped.metricColumns;
+    this.kinds = Int32Array.from(columns, (c) => (c.kind === "scaled" ? KIND_SCALED : c.kind === "integer" ? KIND_INTEGER : KIND_DOUBLE));
+    this.decimals = Int32Array.from(columns, (c) => (c.kind === "scaled" ? c.decimals : 0));
+    const keys = metricKeys.map((key) => Buffer.from(key, "latin1"));
+    this.keyStarts = new Int32Array(keys.length + 1);
+    this.keyLengths = Int32Array.from(keys, (key) => key.length);
+    for (let m = 0; m < keys.length; m++) this.keyStarts[m + 1] = this.keyStarts[m] + ((keys[m].length + 3) >> 2);
+    this.keyWords = new Uint32Array(this.keyStarts[keys.length]);
+    for (let m = 0; m < keys.length; m++) new Uint8Array(this.keyWords.buffer).set(keys[m], this.keyStarts[m] * 4);
     // A fragment's last word may write 3 bytes past its end.
-    let rowBytes = 2 + this.keyText.length + MAX_NUMBER_BYTES * metricKeys.length;
+    let rowBytes = 2;
+    for (let m = 0; m < keys.length; m++) rowBytes += (m > 0 ? keys[m].length + 3 : 0) + MAX_NUMBER_BYTES;
     for (const d of dimensions) rowBytes += d.longest + 3;
     this.bytes = 2 + this.shown * rowBytes;
   }
@@ -257,29 +298,20 @@ export class OrderedRows {
 
   /** Writes the shown rows `from` to `to` (in order) at `at` of `bytes` (`[` first and `]` last are the caller's); the offset after them. */
   write(bytes: Uint8Array, view: DataView, at: number, from: number, to: number): number {
-    const { order, dimensions, keyText, keyEnds, metrics } = this;
-    const { metricColumns } = this.grouped;
+    const { dimensions, rowRanks, rowMetrics, kinds, decimals, keyWords, keyStarts, keyLengths } = this;
     for (let r = from; r < to; r++) {
-      const i = order[r];
       if (r > 0) bytes[at++] = 0x2c;
-      for (const d of dimensions) {
-        const { words, starts } = d;
-        const rank = d.ranks[i];
-        // Four bytes at a time (little-endian, as the words were filled); what the last word
-        // writes past the fragment's end is overwritten by what follows.
-        const to = at + d.lengths[rank];
-        for (let k = starts[rank], last = starts[rank + 1]; k < last; k++) {
-          view.setUint32(at, words[k], true);
-          at += 4;
-        }
-        at = to;
+      for (let d = 0; d < dimensions.length; d++) {
+        const { words, starts, lengths } = dimensions[d];
+        const rank = rowRanks[d][r];
+        at = copyWords(view, at, words, starts[rank], starts[rank + 1], lengths[rank]);
       }
-      for (let m = 0; m < metrics.length; m++) {
-        if (m > 0) for (let k = keyEnds[m - 1], end = keyEnds[m]; k < end; k++) bytes[at++] = keyText[k];
-        const column = metricColumns[m];
-        const value = metrics[m][i];
-        if (column.kind === "scaled") at = writeScaled(bytes, at, value, column.decimals);
-        else if (column.kind === "integer") at = writeInteger(bytes, at, value);
+      for (let m = 0; m < rowMetrics.length; m++) {
+        if (m > 0) at = copyWords(view, at, keyWords, keyStarts[m], keyStarts[m + 1], keyLengths[m]);
+        const value = rowMetrics[m][r];
+        const kind = kinds[m];
+        if (kind === KIND_SCALED) at = writeScaled(bytes, at, value, decimals[m]);
+        else if (kind === KIND_INTEGER) at = writeInteger(bytes, at, value);
         else at = writeAscii(bytes, at, duckdbJsonDouble(value));
       }
       bytes[at++] = 0x7d;
