@@ -150,7 +150,7 @@ async function layer(once: () => Promise<unknown>, file: string): Promise<Layer>
 async function main(): Promise<void> {
   const file = process.env.DUCKDB_FILE!;
   const { openStore } = await loadCompiled<typeof import("../service/store/index.js")>("service/store/index.js");
-  const { serveThreads } = await loadCompiled<typeof import("../service/store/duckdb/connection.js")>("service/store/duckdb/connection.js");
+  const { serveBackground, serveThreads } = await loadCompiled<typeof import("../service/store/duckdb/connection.js")>("service/store/duckdb/connection.js");
   const { buildApp } = await loadCompiled<typeof import("../service/app.js")>("service/app.js");
   const { planReport } = await loadCompiled<typeof import("../service/store/plan.js")>("service/store/plan.js");
   const { renderReport } = await loadCompiled<typeof import("../service/store/duckdb/report-sql.js")>("service/store/duckdb/report-sql.js");
@@ -159,7 +159,8 @@ async function main(): Promise<void> {
   const { serveDefault } = await loadCompiled<typeof import("../service/serve-defaults.js")>("service/serve-defaults.js");
   const warmUpRequests = warmUpGiven ?? serveDefault("warmUpRequests");
 
-  const store = await openStore({ db: file, duckdbThreads: serveThreads() });
+  // Threads as `adxkit serve` has them: one core less for DuckDB, the background ones niced.
+  const store = await openStore({ db: file, duckdbThreads: serveThreads(), background: serveBackground() });
   const account = await store.createAccount({ side: "supply", publisher_ids: Array.from({ length: 50 }, (_, i) => `pub-${i + 1}`) });
   const fullAccount = (await store.verifyCredentials(account.userid, account.authorization))!;
   const app = await buildApp({ store, warmUpRequests });
