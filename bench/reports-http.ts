@@ -42,7 +42,7 @@ Environment:
                        account per run, so use a copy
   WARM_UP=N            the server's warm-up requests before it listens (default serve's; 0: none)
   BACKGROUND_NICE=N    the server's background threads at nice N, 0-19 (default serve's; 0: unchanged)
-  BACKGROUND_IDLE=1    the same threads also under SCHED_IDLE (serve's --background-idle)
+  BACKGROUND_IDLE=1    the same threads also under SCHED_IDLE (serve's --background-idle; default serve's)
   THREADS=1            print, for the heavy phase, each server thread's time running and waiting for
                        a core (Linux), both processes' event loop delay and the cheap requests' time
                        inside the server
@@ -73,8 +73,8 @@ const duckdbFile = process.env.DUCKDB_FILE;
 /** BACKGROUND_NICE=<0-19>: the server's background threads at that nice value (`--background-nice`; 0: unchanged); default serve's. */
 const backgroundNiceGiven = process.env.BACKGROUND_NICE === undefined ? undefined : command.integer("BACKGROUND_NICE", 0);
 if (backgroundNiceGiven !== undefined && backgroundNiceGiven > 19) command.fail(`BACKGROUND_NICE must be 0-19 (got ${backgroundNiceGiven})`);
-/** BACKGROUND_IDLE=1: the same threads also under SCHED_IDLE (`--background-idle`). */
-const backgroundIdle = process.env.BACKGROUND_IDLE === "1";
+/** BACKGROUND_IDLE=1: the same threads also under SCHED_IDLE (`--background-idle`; 0: not); default serve's. */
+const backgroundIdleGiven = process.env.BACKGROUND_IDLE === undefined ? undefined : process.env.BACKGROUND_IDLE === "1";
 /** THREADS=1: print each server thread's run / wait during heavy reports and both processes' event loop delay. */
 const showThreads = process.env.THREADS === "1";
 /** CPU_PROFILE=<file>: the server's main thread's CPU profile during the heavy phase written there. */
@@ -190,7 +190,8 @@ async function main(): Promise<void> {
   const bidders = fork(fileURLToPath(import.meta.url), ["bidders"], { execArgv: process.execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] });
   const { endpoints } = await firstMessage<{ endpoints: string[] }>(bidders, "the bidders' process", 60_000);
   const plan = seedPlan({ days: 31, rows });
-  const background = { nice: backgroundNiceGiven ?? serveBackground().nice, idle: backgroundIdle };
+  const serveDefaults = serveBackground();
+  const background = { nice: backgroundNiceGiven ?? serveDefaults.nice, idle: backgroundIdleGiven ?? serveDefaults.idle };
   const fmt = (n: number, digits = 1) => n.toLocaleString("en-US", { maximumFractionDigits: digits });
   process.stderr.write(`seed: ${fmt(plan.supplyRows)} supply + ${fmt(plan.demandRows)} demand facts, ${plan.start} to ${plan.end}\n`);
 

@@ -12,8 +12,10 @@ import { OrderedRows, type GroupedRows } from "./report-writer.js";
 
 const port = parentPort!;
 const { background } = (workerData ?? {}) as WriterData;
-const tid = lowersThreads(background) ? ownThreadId() : undefined;
-if (tid !== undefined && background !== undefined) putBehind([tid], background);
+if (lowersThreads(background)) {
+  const tid = ownThreadId();
+  if (tid !== undefined) putBehind([tid], background);
+}
 const tables = new Map<number, Map<number, DictionaryName>>();
 
 port.on("message", (message: ToWriter) => {
